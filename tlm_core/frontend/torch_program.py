@@ -1,0 +1,58 @@
+"""Import a torch.export ExportedProgram into Relax (shared by .pt2 files and the sample models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from tvm.relax.frontend.torch import from_exported_program
+
+from tlm_core.frontend.model import InputSpec, LoadedModel, ModelLoadError
+
+
+def _input_specs(ep: torch.export.ExportedProgram, int_high: dict[str, int] | None) -> list[InputSpec]:
+    specs = []
+    user_inputs = set(ep.graph_signature.user_inputs)
+    for node in ep.graph.nodes:
+        if node.op != "placeholder" or node.name not in user_inputs:
+            continue
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise ModelLoadError(f"input {node.name!r} is not a tensor ({type(val).__name__}): not supported")
+        shape = []
+        for d in val.shape:
+            if not isinstance(d, int):
+                raise ModelLoadError(
+                    f"input {node.name!r} has a dynamic dimension {d}: export with static shapes"
+                )
+            shape.append(d)
+        dtype = str(val.dtype).removeprefix("torch.")
+        high = (int_high or {}).get(node.name, 2)
+        specs.append(InputSpec(node.name, tuple(shape), dtype, 0, high))
+    return specs
+
+
+def import_exported(
+    ep: torch.export.ExportedProgram,
+    name: str,
+    source: str,
+    int_high: dict[str, int] | None = None,
+) -> LoadedModel:
+    """Relax module + input specs + a PyTorch reference for an exported program.
+
+    int_high: exclusive upper bound of the values of integer inputs (token ids < vocabulary size).
+    """
+    inputs = _input_specs(ep, int_high)
+    try:
+        mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=True)
+    except Exception as err:  # the frontend raises many kinds; name the operator when it tells us
+        msg = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        raise ModelLoadError(f"TVM's PyTorch frontend cannot import this model: {msg}") from err
+    module = ep.module()
+
+    def reference(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        with torch.no_grad():
+            out = module(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        return [o.detach().numpy() for o in outs if isinstance(o, torch.Tensor)]
+
+    return LoadedModel(name=name, source=source, mod=mod, inputs=inputs, reference=reference)

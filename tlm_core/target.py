@@ -1,0 +1,64 @@
+"""The local compilation target: LLVM for this host's CPU, or CUDA when a GPU is present."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+import tvm
+from tvm.target import Target, codegen
+
+
+def cpu_count() -> int:
+    """Cores this process may use (respects affinity masks, unlike os.cpu_count)."""
+    return len(os.sched_getaffinity(0))
+
+
+@functools.cache
+def host_cpu() -> str:
+    """LLVM's name for this CPU (e.g. znver4), as `-mcpu` expects it."""
+    name = codegen.llvm_get_system_cpu()
+    return name if codegen.llvm_is_valid_cpu(name, codegen.llvm_get_system_triple()) else "generic"
+
+
+def cuda_available() -> bool:
+    return bool(tvm.cuda(0).exist)
+
+
+def host_target(kind: str = "llvm") -> Target:
+    """The target to compile and measure on.
+
+    kind: "llvm" (this CPU), "cuda" (the local GPU, fails clearly when there is none) or "auto".
+    MetaSchedule needs `num-cores`; TVM 0.27 rejects target strings, so targets are dicts.
+    """
+    if kind == "auto":
+        kind = "cuda" if cuda_available() else "llvm"
+    if kind == "llvm":
+        return Target({"kind": "llvm", "mcpu": host_cpu(), "num-cores": cpu_count()})
+    if kind == "cuda":
+        if not cuda_available():
+            raise RuntimeError("target 'cuda' was asked for, but no CUDA GPU is visible to TVM")
+        dev = tvm.cuda(0)
+        arch = "sm_" + dev.compute_version.replace(".", "")
+        host = {"kind": "llvm", "mcpu": host_cpu(), "num-cores": cpu_count()}
+        return Target(
+            {
+                "kind": "cuda",
+                "arch": arch,
+                "max_threads_per_block": dev.max_threads_per_block,
+                "max_shared_memory_per_block": dev.max_shared_memory_per_block,
+                "thread_warp_size": dev.warp_size,
+                "host": host,
+            }
+        )
+    raise ValueError(f"unknown target kind {kind!r}: use llvm, cuda or auto")
+
+
+def target_to_dict(target: Target) -> dict:
+    """A JSON-friendly description of a target (for records, prompts and reports)."""
+    return json.loads(str(target))
+
+
+def device_for(target: Target) -> tvm.runtime.Device:
+    return tvm.cuda(0) if target.kind.name == "cuda" else tvm.cpu(0)
