@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.fx
+from tvm import relax
 from tvm.relax.frontend.torch import from_exported_program
 
 from tlm_core.frontend.model import InputSpec, LoadedModel, ModelLoadError
@@ -21,14 +23,30 @@ def _input_specs(ep: torch.export.ExportedProgram, int_high: dict[str, int] | No
         shape = []
         for d in val.shape:
             if not isinstance(d, int):
-                raise ModelLoadError(
-                    f"input {node.name!r} has a dynamic dimension {d}: export with static shapes"
-                )
+                raise ModelLoadError(f"input {node.name!r} has a dynamic dimension {d}: export with static shapes")
             shape.append(d)
         dtype = str(val.dtype).removeprefix("torch.")
         high = (int_high or {}).get(node.name, 2)
         specs.append(InputSpec(node.name, tuple(shape), dtype, 0, high))
     return specs
+
+
+def _cumsum(node: torch.fx.Node, importer) -> relax.Var:
+    """aten.cumsum that sums bools as int64, as PyTorch does.
+
+    transformers 5.x builds its causal mask with cumsum on a bool tensor; TVM's converter keeps bool and the
+    module then fails at LLVM codegen (GPT-2/LLaMA exported without an attention_mask).
+    """
+    x = importer.env[node.args[0]]
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    dtype = node.kwargs.get("dtype")
+    dtype = str(dtype).removeprefix("torch.") if dtype is not None else None
+    if x.ty.dtype == "bool":
+        x = importer.block_builder.emit(relax.op.astype(x, "int64"))
+    return importer.block_builder.emit(relax.op.cumsum(x, dim, dtype))
+
+
+CUSTOM_CONVERTERS = {"cumsum.default": _cumsum}
 
 
 def import_exported(
@@ -43,7 +61,12 @@ def import_exported(
     """
     inputs = _input_specs(ep, int_high)
     try:
-        mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=True)
+        mod = from_exported_program(
+            ep,
+            keep_params_as_input=False,
+            unwrap_unit_return_tuple=True,
+            custom_convert_map=CUSTOM_CONVERTERS,
+        )
     except Exception as err:  # the frontend raises many kinds; name the operator when it tells us
         msg = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
         raise ModelLoadError(f"TVM's PyTorch frontend cannot import this model: {msg}") from err

@@ -1,0 +1,117 @@
+"""One entry point for every model source: sample names, .pt2, .onnx and (trusted callers only) TVMScript."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from tlm_core.frontend.model import LoadedModel, ModelLoadError
+
+DEFAULT_MAX_BYTES = 2 * 1024**3  # the CLI's limit; the GUI passes a smaller one for uploads
+
+MODEL_SUFFIXES = (".pt2", ".onnx")
+CODE_SUFFIXES = (".py", ".tvmscript")
+_PICKLE_SUFFIXES = (".pth", ".pt", ".pkl", ".pickle", ".ckpt", ".bin")
+_EXPORT_HINT = (
+    "export the model instead: ep = torch.export.export(model.eval(), example_inputs); "
+    "torch.export.save(ep, 'model.pt2')"
+)
+
+
+def load_model(source: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, allow_code: bool = False) -> LoadedModel:
+    """A sample name, a .pt2 archive, an ONNX file, or a TVMScript file (only with allow_code=True).
+
+    TVMScript is Python: loading it runs it, so only callers that trust the file (CLI, Python) pass
+    allow_code=True; the GUI never does. Raises ModelLoadError with a one-line reason.
+    """
+    if isinstance(source, str) and _is_sample_name(source):
+        return _load_sample(source)
+    path = Path(source)
+    return _load_file(path, path.name, max_bytes, allow_code)
+
+
+def load_model_bytes(data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedModel:
+    """An uploaded file's bytes (.pt2 or .onnx). Never runs code: TVMScript uploads are refused."""
+    name = Path(filename.replace("\\", "/")).name or "upload"
+    if len(data) > max_bytes:
+        raise ModelLoadError(f"{name}: the file is {_mib(len(data))}, over the limit of {_mib(max_bytes)}")
+    suffix = Path(name).suffix.lower()
+    _check_suffix(name, suffix, allow_code=False)
+    # Only the suffix is taken from the user's name: the temporary file's name is ours.
+    with tempfile.TemporaryDirectory(prefix="tlm-upload-") as tmp:
+        path = Path(tmp) / f"model{suffix}"
+        path.write_bytes(data)
+        return _load_file(path, name, max_bytes, allow_code=False)
+
+
+def _is_sample_name(source: str) -> bool:
+    # A bare word that is not an existing file and has no model suffix is looked up as a sample.
+    if "/" in source or "\\" in source or Path(source).exists():
+        return False
+    return Path(source).suffix.lower() not in MODEL_SUFFIXES + CODE_SUFFIXES + _PICKLE_SUFFIXES
+
+
+def _load_sample(name: str) -> LoadedModel:
+    try:
+        import sample_models  # lazily: samples pull in transformers and build models
+    except ImportError as err:
+        raise ModelLoadError(f"unknown model {name!r}: sample models are not available ({err})") from err
+    if name not in sample_models.SAMPLES:
+        known = ", ".join(sorted(sample_models.SAMPLES))
+        raise ModelLoadError(
+            f"unknown sample model {name!r}; known samples: {known}. Or give the path of a .pt2 or .onnx file."
+        )
+    return sample_models.load(name)
+
+
+def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool) -> LoadedModel:
+    suffix = path.suffix.lower()
+    _check_suffix(name, suffix, allow_code)
+    if not path.exists():
+        raise ModelLoadError(f"{path}: no such file")
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: not a regular file")
+    size = path.stat().st_size
+    if size == 0:
+        raise ModelLoadError(f"{name}: the file is empty")
+    if size > max_bytes:
+        raise ModelLoadError(f"{name}: the file is {_mib(size)}, over the limit of {_mib(max_bytes)}")
+    # Import each frontend only when needed: ONNX and TVMScript loading pull in their own packages.
+    if suffix == ".pt2":
+        from tlm_core.frontend.pt2 import load_pt2
+
+        return load_pt2(path, name, max_bytes)
+    if suffix == ".onnx":
+        from tlm_core.frontend.onnx_file import load_onnx
+
+        return load_onnx(path, name, max_bytes)
+    from tlm_core.frontend.tvmscript_file import load_tvmscript
+
+    return load_tvmscript(path, name)
+
+
+def _check_suffix(name: str, suffix: str, allow_code: bool) -> None:
+    if suffix in MODEL_SUFFIXES:
+        return
+    if suffix in CODE_SUFFIXES:
+        if allow_code:
+            return
+        raise ModelLoadError(
+            f"{name}: TVMScript files are Python code and loading one runs it, so they are refused here; "
+            "load files you trust from the CLI or Python (allow_code=True)"
+        )
+    if suffix in _PICKLE_SUFFIXES:
+        raise ModelLoadError(
+            f"{name}: pickled checkpoints ({suffix}) are refused, since unpickling can run arbitrary code; "
+            + _EXPORT_HINT
+        )
+    shown = re.sub(r"[^\w.-]", "?", suffix) or "no extension"
+    raise ModelLoadError(
+        f"{name}: unsupported file type ({shown}); give a .pt2 (torch.export.save) or .onnx file, "
+        "a TVMScript .py/.tvmscript file (CLI/Python only), or a sample name"
+    )
+
+
+def _mib(n: int) -> str:
+    return f"{n / 1024**2:.1f} MiB"
