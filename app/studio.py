@@ -1,0 +1,7 @@
+"""TLM Studio: `streamlit run app/studio.py`. Pages are thin views over tlm_core."""
+
+import streamlit as st
+
+st.set_page_config(page_title="TLM Studio", layout="wide")
+page = st.navigation([st.Page("pages/model.py", title="Model", icon=":material/account_tree:", default=True)])
+page.run()
