@@ -1,0 +1,146 @@
+"""The measurement worker: a long-lived process that imports TVM once, then builds and runs many programs.
+
+Started by tlm_core.measure.pool with one end of a socket pair; it speaks in pickled tuples:
+    parent -> worker: ("job", dict) | ("go",) | ("quit",)
+    worker -> parent: ("ready", pid, import_secs) | ("built", build_secs) | ("result", dict)
+A job is built, then (when the job says `gate`) the worker waits for "go" before running, so several
+workers can build in parallel while only one runs at a time. A kernel that crashes or hangs takes this
+process with it; the parent reports that and starts another. Never imports tvm.s_tir.tensor_intrin.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+import threading
+import time
+from collections import OrderedDict
+from multiprocessing.connection import Connection
+
+import numpy as np
+
+CACHED_TASKS = 4  # tasks whose arguments and references stay in memory (least recently used go first)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Exit when the parent dies, even while a kernel hangs (TVM releases the GIL during calls)."""
+    while os.getppid() == parent_pid:
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def _short(err: BaseException) -> str:
+    """The informative line of an exception (TVM's carry a long C++ backtrace before it)."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    text = lines[-1] if lines else type(err).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+class _LRU(OrderedDict):
+    def put(self, key, value) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > CACHED_TASKS:
+            self.popitem(last=False)
+
+
+class Worker:
+    def __init__(self, conn: Connection) -> None:
+        import tvm  # imported here so the parent's "ready" wait covers it
+
+        self.tvm = tvm
+        self.conn = conn
+        self.arguments = _LRU()  # (task_id, seed, device) -> (host arrays, device tensors)
+        self.references = _LRU()  # (task_id, seed) -> output arrays
+
+    def handle(self, job: dict) -> dict:
+        from tlm_core.measure.check import check_outputs
+        from tlm_core.target import device_for
+
+        tvm = self.tvm
+        start = time.perf_counter()
+        target = tvm.target.Target(job["target"])
+        try:
+            executable = tvm.compile(tvm.ir.load_json(job["mod"]), target=target)
+            module = executable.mod
+        except Exception as err:  # an invalid program is a result, not a worker failure
+            return {"ok": False, "error": f"build failed: {_short(err)}", "build_secs": _since(start)}
+        build_secs = _since(start)
+        self.conn.send(("built", build_secs))
+        if job["gate"] and self.conn.recv()[0] != "go":
+            raise RuntimeError("expected 'go'")
+
+        dev = device_for(target)
+        hosts, tensors = self._arguments(job, dev)
+        for tensor, host in zip(tensors, hosts, strict=True):
+            tensor.copyfrom(host)  # every run starts from the same contents, outputs included
+        module["main"](*tensors)
+        dev.sync()
+        outs = [tensors[i].numpy() for i in job["outputs"]]
+        if job["kind"] == "reference":
+            self._save_reference(job, outs)
+            return {"ok": True, "build_secs": build_secs}
+
+        max_abs, max_rel, error = check_outputs(outs, self._reference(job))
+        result = {"build_secs": build_secs, "max_abs_error": max_abs, "max_rel_error": max_rel}
+        if error:
+            return {**result, "ok": False, "error": error}
+        flush = "cache_flush_cpu_non_first_arg" if job["flush_cache"] and dev.dlpack_device_type() == 1 else ""
+        timer = module.time_evaluator(
+            "main", dev, number=job["number"], repeat=job["repeat"], min_repeat_ms=job["min_repeat_ms"], f_preproc=flush
+        )
+        return {**result, "ok": True, "latencies": [float(t) for t in timer(*tensors).results]}
+
+    def _arguments(self, job: dict, dev) -> tuple[list[np.ndarray], list]:
+        from tlm_core.measure.inputs import random_arguments
+
+        key = (job["task_id"], job["seed"], str(dev))
+        if key not in self.arguments:
+            hosts = random_arguments([tuple(p) for p in job["params"]], job["seed"])
+            self.arguments.put(key, (hosts, [self.tvm.runtime.tensor(h, dev) for h in hosts]))
+        return self.arguments[key]
+
+    def _reference(self, job: dict) -> list[np.ndarray]:
+        key = (job["task_id"], job["seed"])
+        if key not in self.references:
+            with np.load(job["ref_path"]) as data:
+                self.references.put(key, [data[f"out{i}"] for i in range(len(data.files))])
+        return self.references[key]
+
+    def _save_reference(self, job: dict, outs: list[np.ndarray]) -> None:
+        path = job["ref_path"]
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp.npz"
+        np.savez(tmp, **{f"out{i}": out for i, out in enumerate(outs)})
+        os.replace(tmp, path)  # atomic: a reader never sees half a file
+        self.references.put((job["task_id"], job["seed"]), outs)
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+def main(fd: int, parent_pid: int) -> None:
+    faulthandler.enable()  # a segfault leaves a Python stack in the worker's log
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    conn = Connection(fd)
+    start = time.perf_counter()
+    worker = Worker(conn)
+    conn.send(("ready", os.getpid(), _since(start)))
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:  # the parent closed our socket
+            return
+        if message[0] == "quit":
+            return
+        try:
+            result = worker.handle(message[1])
+        except Exception as err:
+            result = {"ok": False, "error": f"{type(err).__name__}: {_short(err)}"}
+        conn.send(("result", result))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))
