@@ -35,7 +35,7 @@ def load_model_bytes(data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX
     """An uploaded file's bytes (.pt2 or .onnx). Never runs code: TVMScript uploads are refused."""
     name = Path(filename.replace("\\", "/")).name or "upload"
     if len(data) > max_bytes:
-        raise ModelLoadError(f"{name}: the file is {_mib(len(data))}, over the limit of {_mib(max_bytes)}")
+        raise ModelLoadError(f"{name}: the file is {_size(len(data))}, over the limit of {_size(max_bytes)}")
     suffix = Path(name).suffix.lower()
     _check_suffix(name, suffix, allow_code=False)
     # Only the suffix is taken from the user's name: the temporary file's name is ours.
@@ -46,10 +46,8 @@ def load_model_bytes(data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX
 
 
 def _is_sample_name(source: str) -> bool:
-    # A bare word that is not an existing file and has no model suffix is looked up as a sample.
-    if "/" in source or "\\" in source or Path(source).exists():
-        return False
-    return Path(source).suffix.lower() not in MODEL_SUFFIXES + CODE_SUFFIXES + _PICKLE_SUFFIXES
+    # A bare word (no folder, no suffix) that is not an existing file is looked up as a sample.
+    return not ("/" in source or "\\" in source or Path(source).suffix or Path(source).exists())
 
 
 def _load_sample(name: str) -> LoadedModel:
@@ -66,17 +64,17 @@ def _load_sample(name: str) -> LoadedModel:
 
 
 def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool) -> LoadedModel:
-    suffix = path.suffix.lower()
-    _check_suffix(name, suffix, allow_code)
     if not path.exists():
         raise ModelLoadError(f"{path}: no such file")
     if not path.is_file():
         raise ModelLoadError(f"{path}: not a regular file")
+    suffix = path.suffix.lower()
+    _check_suffix(name, suffix, allow_code)
     size = path.stat().st_size
     if size == 0:
         raise ModelLoadError(f"{name}: the file is empty")
     if size > max_bytes:
-        raise ModelLoadError(f"{name}: the file is {_mib(size)}, over the limit of {_mib(max_bytes)}")
+        raise ModelLoadError(f"{name}: the file is {_size(size)}, over the limit of {_size(max_bytes)}")
     # Import each frontend only when needed: ONNX and TVMScript loading pull in their own packages.
     if suffix == ".pt2":
         from tlm_core.frontend.pt2 import load_pt2
@@ -113,5 +111,5 @@ def _check_suffix(name: str, suffix: str, allow_code: bool) -> None:
     )
 
 
-def _mib(n: int) -> str:
-    return f"{n / 1024**2:.1f} MiB"
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1024**2 else f"{n / 1024**2:.1f} MiB"

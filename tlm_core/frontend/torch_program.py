@@ -21,9 +21,9 @@ def _input_specs(ep: torch.export.ExportedProgram, int_high: dict[str, int] | No
         if not isinstance(val, torch.Tensor):
             raise ModelLoadError(f"input {node.name!r} is not a tensor ({type(val).__name__}): not supported")
         shape = []
-        for d in val.shape:
+        for i, d in enumerate(val.shape):
             if not isinstance(d, int):
-                raise ModelLoadError(f"input {node.name!r} has a dynamic dimension {d}: export with static shapes")
+                raise ModelLoadError(f"input {node.name!r} dimension {i} is dynamic ({d}): export with static shapes")
             shape.append(d)
         dtype = str(val.dtype).removeprefix("torch.")
         high = (int_high or {}).get(node.name, 2)

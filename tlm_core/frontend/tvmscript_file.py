@@ -12,6 +12,9 @@ Representation (source="tvmscript", no reference):
 
 from __future__ import annotations
 
+import itertools
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,8 @@ from tvm.script import tirx as T
 from tvm.tirx import PrimFunc
 
 from tlm_core.frontend.model import InputSpec, LoadedModel, ModelLoadError
+
+_counter = itertools.count()
 
 
 def load_tvmscript(path: Path, name: str) -> LoadedModel:
@@ -53,18 +58,24 @@ def _run(path: Path, name: str) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise ModelLoadError(f"{name}: not a text file: {err}") from err
-    # T, I and R are predefined so that printed TVMScript (whose imports are comments) runs as it is.
-    namespace: dict[str, Any] = {"__name__": "__tlm_tvmscript__", "__file__": str(path), "T": T, "I": I, "R": R}
     try:
         code = compile(text, str(path), "exec")  # the real path: TVMScript's parser re-reads the source
     except SyntaxError as err:
         raise ModelLoadError(f"{name}: not valid Python/TVMScript: line {err.lineno}: {err.msg}") from err
+    # A throwaway module: @I.ir_module looks its class's module up in sys.modules.
+    module = types.ModuleType(f"_tlm_tvmscript_{next(_counter)}")
+    module.__file__ = str(path)
+    # T, I and R are predefined so that printed TVMScript (whose imports are comments) runs as it is.
+    module.__dict__.update(T=T, I=I, R=R)
+    sys.modules[module.__name__] = module
     try:
-        exec(code, namespace)  # noqa: S102 -- trusted files only (allow_code=True)
+        exec(code, module.__dict__)  # noqa: S102 -- trusted files only (allow_code=True)
     except Exception as err:
         first = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
         raise ModelLoadError(f"{name}: running the TVMScript file failed: {type(err).__name__}: {first}") from err
-    return namespace
+    finally:
+        del sys.modules[module.__name__]
+    return module.__dict__
 
 
 def _with_main(mod: tvm.IRModule, name: str) -> tvm.IRModule:
