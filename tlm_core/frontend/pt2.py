@@ -211,7 +211,8 @@ def _sample_inputs(archive: Pt2Archive) -> Any:
 def _unpickler_reason(err: BaseException) -> str:
     # torch's message starts with advice to retry with weights_only=False: show only the reason.
     found = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n\n|$)", str(err), re.S)
-    return (found.group(1).strip() if found else _first_line(err))[:300]
+    reason = found.group(1).strip() if found else _first_line(err)
+    return reason.split(" Please use")[0][:300]  # drop the advice on how to allowlist it
 
 
 def _first_line(err: BaseException) -> str:

@@ -72,6 +72,15 @@ class Pt2Archive:
 
 def open_pt2(path: str, max_bytes: int) -> Pt2Archive:
     """Open and check the zip: structure, names, sizes, CRCs. Raises ModelLoadError."""
+    # torch writes no zip comment, so a whole archive starts with a local header and ends with the
+    # end-of-central-directory record. Checked first: a truncated .pt2 would otherwise open as the
+    # sample-inputs zip stored inside it.
+    with open(path, "rb") as f:
+        head = f.read(4)
+        f.seek(max(0, f.seek(0, 2) - 22))
+        tail = f.read(4)
+    if head != b"PK\x03\x04" or tail != b"PK\x05\x06":
+        raise ModelLoadError("not a valid .pt2 archive (truncated or corrupt zip)")
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as err:
