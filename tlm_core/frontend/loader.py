@@ -46,8 +46,10 @@ def load_model_bytes(data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX
 
 
 def _is_sample_name(source: str) -> bool:
-    # A bare word (no folder, no suffix) that is not an existing file is looked up as a sample.
-    return not ("/" in source or "\\" in source or Path(source).suffix or Path(source).exists())
+    # A bare word (no folder) that is not a file and has no file-type suffix is a sample name.
+    if not source or "/" in source or "\\" in source or Path(source).is_file():
+        return False
+    return Path(source).suffix.lower() not in MODEL_SUFFIXES + CODE_SUFFIXES + _PICKLE_SUFFIXES
 
 
 def _load_sample(name: str) -> LoadedModel:

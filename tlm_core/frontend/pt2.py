@@ -10,7 +10,7 @@ What torch.export.load deserialises in torch 2.13 (evidence, so we do not call i
     serde/serialize.py `deserialize_torch_artifact`: `torch.load(weights_only=True)`, and on *any* failure
     a silent retry with `weights_only=False` (full pickle);
   * every `data/aotinductor/<model>/` folder is loaded by `_load_aoti` (a compiled shared library: native code);
-  * if that fails, `load` falls back to the pre-2.5 zip format, whose .pt members use the same fallback.
+  * if that fails, `load` falls back to the torch <= 2.7 zip format, whose .pt members use the same fallback.
 - serde/serialize.py `GraphModuleDeserializer`: `deserialize_operator` resolves a node target string by
   getattr chains from `torch`, `operator` or `math` (so "torch.serialization.os.system" would resolve, and run
   when the graph runs); `deserialize_metadata` does the same for `source_fn_stack`; `_parse_sym_expr` passes
@@ -24,10 +24,11 @@ restricted unpickler) and refused if that fails; operator targets must be ATen/p
 few pure `operator`/`math`/`torch.sym_*` functions; symbolic expressions must be plain shape arithmetic; node
 metadata that names Python objects is dropped. Then torch's own ExportedProgramDeserializer builds the program.
 
-Checked (tests/test_frontend.py crafts these): torch.export.load ran a payload from a crafted sample-inputs
-pickle, a use_pickle weight, an opaque_obj_ constant, a legacy data/weights/model.pt and a sympy expr_str; an
-os.system node target was stopped only by the ExportedProgram verifier (torch/_export/verifier.py), after it
-had been resolved. This loader refuses all six before deserialising.
+Checked by crafting archives (tests/test_frontend.py keeps them): torch.export.load ran a payload from a
+sample-inputs pickle, a use_pickle weight, an opaque_obj_ constant, a legacy data/weights/model.pt and a sympy
+expr_str; an os.system node target was stopped only by the ExportedProgram verifier (torch/_export/verifier.py),
+after it had been resolved. This loader refuses each of them, and AOTInductor members and unsafe member paths,
+before anything is deserialised.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ def _check_program(program: schema.ExportedProgram) -> None:
     while stack:
         obj = stack.pop()
         if isinstance(obj, schema.Node):
-            if not (_ATEN_TARGET.fullmatch(obj.target) or obj.target in _PURE_TARGETS):
+            aten = _ATEN_TARGET.fullmatch(obj.target) and "__" not in obj.target  # no dunder attribute walks
+            if not (aten or obj.target in _PURE_TARGETS):
                 raise ModelLoadError(
                     f"operator {obj.target!r} is refused: only ATen/prims operators can be loaded from .pt2"
                 )
@@ -176,8 +178,6 @@ def _tensors(archive: Pt2Archive, folder: str, config: schema.PayloadConfig, not
                 raise ValueError(f"shares bytes with a {flat.dtype} tensor")
             stride = deserialize_stride(tm.strides)
             tensor = torch.as_strided(flat, size, stride, deserialize_storage_offset(tm.storage_offset))
-        except ModelLoadError:
-            raise
         except Exception as err:  # sizes that do not fit the bytes, symbolic sizes, unknown dtypes
             raise ModelLoadError(f"tensor {fqn!r} in the .pt2 archive is invalid: {_first_line(err)}") from err
         if tm.device.type != "cpu":
