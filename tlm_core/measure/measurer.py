@@ -85,6 +85,7 @@ class Measurer:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._gate = workers > 1  # several workers: one runs at a time
         self._reference_errors: dict[str, str] = {}  # reference key -> why it failed (not retried)
+        self._output_indices: dict[str, list[int]] = {}  # task id -> indices of its output params
         self._log_dir = Path(tempfile.mkdtemp(prefix="tlm-measure-"))
         self._spawned = 0
         self._created = time.perf_counter()
@@ -149,9 +150,12 @@ class Measurer:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def __del__(self) -> None:
+    def __del__(self) -> None:  # a forgotten close() must not leave workers behind
         if getattr(self, "_slots", None):
-            self.close()
+            try:
+                self.close()
+            except Exception:
+                pass
 
     # -- references ---------------------------------------------------------------------------------
 
@@ -192,12 +196,17 @@ class Measurer:
             "task_id": task.id,
             "seed": self.input_seed,
             "params": task.params,
-            "outputs": output_indices(task.func),
+            "outputs": self._outputs(task),
             "target": target_to_dict(self.target),
             "ref_path": str(self.reference_path(task)),
             "gate": self._gate,
             **self.timing,
         }
+
+    def _outputs(self, task: Task) -> list[int]:
+        if task.id not in self._output_indices:
+            self._output_indices[task.id] = output_indices(task.func)
+        return self._output_indices[task.id]
 
     # -- the worker pool --------------------------------------------------------------------------
 
@@ -311,6 +320,7 @@ def _to_result(task: Task, raw: dict) -> MeasureResult:
         latencies=latencies,
         gflops=task.flops / latency / 1e9 if latency and task.flops else None,
         build_secs=float(raw.get("build_secs") or 0.0),
+        measure_secs=float(raw.get("measure_secs") or 0.0),
         max_abs_error=raw.get("max_abs_error"),
         max_rel_error=raw.get("max_rel_error"),
     )

@@ -13,6 +13,7 @@ class MeasureResult:
     latencies: list[float] = field(default_factory=list)  # every repeat's mean latency, seconds
     gflops: float | None = None  # task.flops / latency / 1e9
     build_secs: float = 0.0  # deserialise + tvm.compile, seconds
+    measure_secs: float = 0.0  # wall time of the check run and the timing (cost of measuring, not latency)
     max_abs_error: float | None = None  # vs the reference output (None when it never ran)
     max_rel_error: float | None = None  # see tlm_core.measure.check for the definition
 

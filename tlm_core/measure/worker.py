@@ -71,6 +71,7 @@ class Worker:
         if job["gate"] and self.conn.recv()[0] != "go":
             raise RuntimeError("expected 'go'")
 
+        run_start = time.perf_counter()
         dev = device_for(target)
         hosts, tensors = self._arguments(job, dev)
         for tensor, host in zip(tensors, hosts, strict=True):
@@ -85,12 +86,13 @@ class Worker:
         max_abs, max_rel, error = check_outputs(outs, self._reference(job))
         result = {"build_secs": build_secs, "max_abs_error": max_abs, "max_rel_error": max_rel}
         if error:
-            return {**result, "ok": False, "error": error}
+            return {**result, "ok": False, "error": error, "measure_secs": _since(run_start)}
         flush = "cache_flush_cpu_non_first_arg" if job["flush_cache"] and dev.dlpack_device_type() == 1 else ""
         timer = module.time_evaluator(
             "main", dev, number=job["number"], repeat=job["repeat"], min_repeat_ms=job["min_repeat_ms"], f_preproc=flush
         )
-        return {**result, "ok": True, "latencies": [float(t) for t in timer(*tensors).results]}
+        latencies = [float(t) for t in timer(*tensors).results]
+        return {**result, "ok": True, "latencies": latencies, "measure_secs": _since(run_start)}
 
     def _arguments(self, job: dict, dev) -> tuple[list[np.ndarray], list]:
         from tlm_core.measure.inputs import random_arguments
