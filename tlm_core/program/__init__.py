@@ -1,0 +1,12 @@
+"""Decisions -> program: a decision vector applied to a sketch, postprocessed, ready to build.
+
+program = apply_decisions(space, sketch_index, decisions)   # raises InvalidDecisions, never repairs
+program.mod, program.script(), program.trace
+random_decisions(space, sketch_index, rng), random_program(space, rng)
+"""
+
+from .errors import InvalidDecisions
+from .program import Program, apply_decisions
+from .sampling import random_decisions, random_program
+
+__all__ = ["InvalidDecisions", "Program", "apply_decisions", "random_decisions", "random_program"]

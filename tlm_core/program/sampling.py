@@ -1,0 +1,33 @@
+"""Random legal programs, for "measure K random schedules" and for sampling datasets."""
+
+from __future__ import annotations
+
+from ..space import Decision, Space
+from ..space import random_decisions as sketch_random_decisions
+from ..space.sampling import Rng, as_rng, index_picker
+from .errors import InvalidDecisions
+from .program import Program, apply_decisions
+
+
+def random_decisions(space: Space, sketch_index: int, rng: Rng = None) -> list[Decision]:
+    """A random legal decision vector for `apply_decisions(space, sketch_index, ...)`."""
+    return sketch_random_decisions(space.sketches[sketch_index], rng)
+
+
+def random_program(space: Space, rng: Rng = None, sketch_index: int | None = None, attempts: int = 20) -> Program:
+    """A random program of the space (sketch drawn uniformly unless given).
+
+    Retries when the postprocessors reject a vector, which legal vectors rarely do on CPU but can on
+    GPU (e.g. too many threads per block).
+    """
+    rng = as_rng(rng)
+    pick = index_picker(rng)
+    last: InvalidDecisions | None = None
+    for _ in range(attempts):
+        index = sketch_index if sketch_index is not None else pick(len(space.sketches))
+        decisions = sketch_random_decisions(space.sketches[index], rng)
+        try:
+            return apply_decisions(space, index, decisions)
+        except InvalidDecisions as err:
+            last = err
+    raise InvalidDecisions(None, f"no valid program in {attempts} random attempts; last: {last}")

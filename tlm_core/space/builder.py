@@ -1,0 +1,102 @@
+"""The Space Builder: a task's complete legal schedule space under MetaSchedule's default rules."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tvm.s_tir import meta_schedule as ms
+from tvm.target import Target
+
+from ..partition.task import Task
+from ..target import target_to_dict
+from .sketch import Sketch, sketch_from_schedule
+
+
+@dataclass
+class Space:
+    task: Task
+    target: Target
+    sketches: list[Sketch]
+    postprocs: list[Any] = field(repr=False, default_factory=list)  # the target's postprocessors, initialised
+    seconds: float = 0.0  # time to build the space
+
+    @property
+    def log10_size(self) -> float:
+        """log10 of the total number of decision vectors: the sum over sketches."""
+        sizes = [s.log10_size for s in self.sketches]
+        top = max(sizes)
+        return top + math.log10(sum(10 ** (s - top) for s in sizes))
+
+    @property
+    def num_points(self) -> int:
+        return sum(len(s.points) for s in self.sketches)
+
+    def to_dict(self, with_choices: bool = False) -> dict[str, Any]:
+        """JSON-friendly; the legal choices of every point only when asked (a conv's run to megabytes)."""
+        return {
+            "task": {"id": self.task.id, "name": self.task.name, "ops": self.task.ops, "flops": self.task.flops},
+            "target": target_to_dict(self.target),
+            "log10_size": self.log10_size,
+            "seconds": self.seconds,
+            "postprocs": [type(p).__name__ for p in self.postprocs],
+            "sketches": [s.to_dict(with_choices) for s in self.sketches],
+        }
+
+
+class SpaceBuilder:
+    """Builds spaces for one target. Create it once per (process, target): see `for_target`.
+
+    The first design space in a process costs ~20 s (TVM imports its tensor intrinsics when the first
+    TuneContext is made); later tasks take milliseconds plus the replay that enumerates compute locations.
+    """
+
+    _cache: dict[str, SpaceBuilder] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, target: Target, rules: str | None = None, seed: int = 0):
+        """rules: MetaSchedule's rule set name ("llvm", "cuda", "cuda-tensorcore", ...); default: the
+        target's kind. seed: TVM's sampling seed, so a task's sketches (and their sampled decisions) are
+        the same on every build."""
+        self.target = target
+        self.rules = rules or _rules_for(target)
+        self.seed = seed
+        self._generator = ms.space_generator.PostOrderApply(
+            sch_rules=self.rules, postprocs=self.rules, mutator_probs=self.rules
+        )
+
+    @classmethod
+    def for_target(cls, target: Target, rules: str | None = None) -> SpaceBuilder:
+        """The process-wide builder of a target (so the start-up cost is paid once)."""
+        key = f"{target}|{rules}"
+        with cls._lock:
+            if key not in cls._cache:
+                cls._cache[key] = cls(target, rules)
+            return cls._cache[key]
+
+    def build(self, task: Task) -> Space:
+        start = time.perf_counter()
+        ctx = ms.TuneContext(
+            mod=task.mod,
+            target=self.target,
+            space_generator=self._generator.clone(),  # each context initialises its own copy of the rules
+            task_name=task.name,
+            rand_state=self.seed,
+            num_threads=1,  # only search uses threads
+        )
+        schedules = ctx.generate_design_space()
+        if not schedules:
+            raise RuntimeError(f"MetaSchedule generated no design space for task {task.name} ({task.id})")
+        sketches = [sketch_from_schedule(i, sch, task.mod) for i, sch in enumerate(schedules)]
+        postprocs = list(ctx.space_generator.postprocs)
+        return Space(task, self.target, sketches, postprocs, time.perf_counter() - start)
+
+
+def _rules_for(target: Target) -> str:
+    kind = target.kind.name
+    if kind in ("llvm", "cuda"):
+        return kind
+    raise ValueError(f"no default MetaSchedule rules for target kind {kind!r}: pass rules=...")
