@@ -227,3 +227,15 @@ def test_gpu_matmul_is_measured_on_the_gpu(tmp_path):
     with Measurer(target="cuda", repeat=3, cache_dir=tmp_path) as m:
         (result,) = m.measure(task, [sch.mod])
     assert result.ok, result.error
+
+
+def test_a_raising_progress_callback_leaves_the_measurer_usable(measurer):
+    task = task_from_primfunc(double_16, "double")
+
+    def stop(index, result):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        measurer.measure(task, [task.mod, workload_mod(triple_16), task.mod], progress=stop)
+    results = measurer.measure(task, [workload_mod(triple_16), task.mod])
+    assert [r.ok for r in results] == [False, True]  # no stale result from the interrupted batch

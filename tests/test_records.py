@@ -168,3 +168,24 @@ def test_sigkill_while_appending_leaves_a_loadable_store(tmp_path):
     assert len(records) >= 20 and all(r.ok for r in records)
     assert [r.run_secs[0] for r in records] == pytest.approx([1e-5 + n * 1e-9 for n in range(len(records))])
     assert len(store.tvm_database()) == len(records)
+
+
+def test_untuned_program_has_an_empty_trace(tmp_path, matmul):
+    store = RecordStore(tmp_path)
+    record = store.append(matmul, None, measured(1.4e-3))
+    assert record.trace == [[], []] and record.target == json.loads(str(host_target()))
+    db = store.tvm_database()
+    assert len(db) == 1  # TVM loads it, but its get_top_k skips records without instructions (IsValid)
+    assert db.get_top_k(ms.database.Workload(matmul.mod), 1) == []
+
+
+def test_measured_programs_go_into_the_store(tmp_path, matmul, measurer):
+    schedules = [split_schedule(matmul, factor) for factor in (4, 32)]
+    results = measurer.measure(matmul, [sch.mod for sch in schedules])
+    store = RecordStore(tmp_path)
+    for sch, result in zip(schedules, results, strict=True):
+        store.append(matmul, sch.trace, result, measurer.target)
+    fastest = min(range(2), key=lambda i: results[i].latency)
+    assert store.best(matmul.id).latency == pytest.approx(results[fastest].latency)
+    (top,) = store.tvm_database().get_top_k(ms.database.Workload(matmul.mod), 1)
+    assert str(top.trace) == str(schedules[fastest].trace)

@@ -1,24 +1,21 @@
 """Measure scheduled programs of a task: build, run, check against the reference, time.
 
-The Measurer owns long-lived worker processes (tlm_core.measure.worker) that import TVM once and then
-build and run many programs, so a batch costs no process start-up. Programs travel as
-`tvm.ir.save_json` text (~1-4 ms to save and load; TVMScript round trips take ~40-80 ms). A worker that
+The Measurer owns a pool of long-lived worker processes (tlm_core.measure.pool / worker) that import TVM
+once and then build and run many programs, so a batch costs no process start-up. Programs travel as
+`tvm.ir.save_json` text (~1.5 ms to save and load; TVMScript round trips take ~15-80 ms). A worker that
 crashes or hangs is killed and replaced; the program it held is reported as failed.
 
-With several workers, builds run in parallel but only one worker runs a kernel at a time, so timings do not
-disturb each other.
+With several workers only one runs a kernel at a time, but builds still overlap the timed run, so more
+workers only pay off with spare cores (on a 2-core machine two workers measured ~430 programs/min against
+~720 for one).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
+import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from multiprocessing.connection import wait
 from pathlib import Path
 
 import numpy as np
@@ -26,32 +23,14 @@ import tvm
 from tvm.target import Target
 
 from tlm_core.measure.inputs import INPUT_RULE_VERSION, output_indices
-from tlm_core.measure.pool import WorkerProcess
+from tlm_core.measure.pool import Job, WorkerPool
 from tlm_core.measure.result import MeasureResult
 from tlm_core.partition.task import Task, workload_mod
 from tlm_core.target import host_target, target_to_dict
 
-STARTUP_TIMEOUT_S = 300.0  # importing TVM takes ~2-3 s idle, far longer on a loaded machine
-
 
 def default_cache_dir() -> Path:
     return Path(os.environ.get("TLM_CACHE_DIR", ".tlm-cache"))
-
-
-@dataclass
-class _Job:
-    index: int
-    payload: dict  # what the worker gets
-    timeout_s: float  # for the build, and again for the run
-
-
-@dataclass
-class _Slot:
-    worker: WorkerProcess
-    job: _Job | None = None
-    phase: str = "idle"  # starting (worker not ready yet) | building | waiting (for the run turn) | running
-    deadline: float = float("inf")
-    build_secs: float = 0.0
 
 
 class Measurer:
@@ -83,13 +62,11 @@ class Measurer:
         self.timing = {"number": number, "repeat": repeat, "min_repeat_ms": min_repeat_ms, "flush_cache": flush_cache}
         self.input_seed = input_seed
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self._gate = workers > 1  # several workers: one runs at a time
         self._reference_errors: dict[str, str] = {}  # reference key -> why it failed (not retried)
         self._output_indices: dict[str, list[int]] = {}  # task id -> indices of its output params
-        self._log_dir = Path(tempfile.mkdtemp(prefix="tlm-measure-"))
-        self._spawned = 0
+        self._lock = threading.Lock()
         self._created = time.perf_counter()
-        self._slots = [_Slot(self._spawn()) for _ in range(workers)]
+        self._pool = WorkerPool(workers)
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -100,6 +77,12 @@ class Measurer:
         progress: Callable[[int, MeasureResult], None] | None = None,
     ) -> list[MeasureResult]:
         """One result per module, in order. progress(index, result) is called as each one finishes."""
+        if not mods:
+            return []
+        with self._lock:  # one batch at a time (a GUI may call from several threads)
+            return self._measure(task, mods, progress)
+
+    def _measure(self, task: Task, mods: list[tvm.IRModule], progress) -> list[MeasureResult]:
         results: list[MeasureResult | None] = [None] * len(mods)
 
         def done(index: int, result: MeasureResult) -> None:
@@ -119,30 +102,22 @@ class Measurer:
             except Exception as err:
                 done(i, MeasureResult.failure(f"could not serialise the module: {err}"))
                 continue
-            jobs.append(_Job(i, {**base, "kind": "candidate", "mod": text}, self.timeout_s))
-        self._run(jobs, lambda i, raw: done(i, _to_result(task, raw)))
+            jobs.append(Job(i, {**base, "kind": "candidate", "mod": text}, self.timeout_s))
+        self._pool.run(jobs, lambda i, raw: done(i, _to_result(task, raw)))
         return results  # type: ignore[return-value]
 
     def wait_ready(self) -> float:
         """Block until every worker has imported TVM; seconds since this Measurer was created."""
-        for slot in self._slots:
-            worker = slot.worker
-            if not worker.ready and slot.job is None:
-                if not worker.conn.poll(STARTUP_TIMEOUT_S):
-                    raise RuntimeError("a measurement worker did not start in time")
-                self._on_ready(slot, worker.conn.recv())
+        self._pool.wait_ready()
         return time.perf_counter() - self._created
 
     @property
     def workers_started(self) -> int:
         """Processes started so far (more than `workers` after crashes or hangs)."""
-        return self._spawned
+        return self._pool.spawned
 
     def close(self) -> None:
-        for slot in self._slots:
-            slot.worker.close()
-        self._slots = []
-        shutil.rmtree(self._log_dir, ignore_errors=True)
+        self._pool.close()
 
     def __enter__(self) -> Measurer:
         return self
@@ -151,7 +126,7 @@ class Measurer:
         self.close()
 
     def __del__(self) -> None:  # a forgotten close() must not leave workers behind
-        if getattr(self, "_slots", None):
+        if getattr(self, "_pool", None) is not None:
             try:
                 self.close()
             except Exception:
@@ -182,10 +157,9 @@ class Measurer:
             "kind": "reference",
             "mod": tvm.ir.save_json(task.mod),
             "target": target_to_dict(self._reference_target()),
-            "gate": self._gate,
         }
         raw: dict = {}
-        self._run([_Job(0, payload, self.reference_timeout_s)], lambda _, r: raw.update(r))
+        self._pool.run([Job(0, payload, self.reference_timeout_s)], lambda _, r: raw.update(r))
         if not raw.get("ok"):
             self._reference_errors[key] = raw.get("error") or "unknown error"
             return self._reference_errors[key]
@@ -199,7 +173,6 @@ class Measurer:
             "outputs": self._outputs(task),
             "target": target_to_dict(self.target),
             "ref_path": str(self.reference_path(task)),
-            "gate": self._gate,
             **self.timing,
         }
 
@@ -207,98 +180,6 @@ class Measurer:
         if task.id not in self._output_indices:
             self._output_indices[task.id] = output_indices(task.func)
         return self._output_indices[task.id]
-
-    # -- the worker pool --------------------------------------------------------------------------
-
-    def _spawn(self) -> WorkerProcess:
-        self._spawned += 1
-        return WorkerProcess(self._log_dir / f"worker-{self._spawned}.log")
-
-    def _replace(self, slot: _Slot) -> None:
-        slot.worker.kill()
-        slot.worker = self._spawn()
-
-    def _run(self, jobs: list[_Job], on_done: Callable[[int, dict], None]) -> None:
-        """Run jobs on the workers until each has a result; crashes and hangs become failed results."""
-        queue = deque(jobs)
-        waiting: deque[_Slot] = deque()  # built, waiting for their turn to run
-        running: list[_Slot] = []  # at most one when gated
-
-        def finish(slot: _Slot, raw: dict) -> None:
-            on_done(slot.job.index, {"build_secs": slot.build_secs, **raw})
-            if slot in running:
-                running.remove(slot)
-            if slot in waiting:
-                waiting.remove(slot)
-            slot.job, slot.phase, slot.deadline, slot.build_secs = None, "idle", float("inf"), 0.0
-
-        def fail(slot: _Slot, error: str) -> None:
-            finish(slot, {"ok": False, "error": error})
-            self._replace(slot)
-
-        while queue or any(slot.job for slot in self._slots):
-            for slot in self._slots:
-                if slot.job is None and queue:
-                    self._dispatch(slot, queue.popleft())
-            if waiting and not running:
-                slot = waiting.popleft()
-                slot.worker.send(("go",))
-                slot.phase, slot.deadline = "running", time.perf_counter() + slot.job.timeout_s
-                running.append(slot)
-
-            busy = [slot for slot in self._slots if slot.job]
-            timeout = max(0.0, min(slot.deadline for slot in busy) - time.perf_counter())
-            ready = wait([slot.worker.conn for slot in busy], timeout=min(timeout, 3600.0))
-            now = time.perf_counter()
-            for slot in busy:
-                if slot.worker.conn in ready:
-                    try:
-                        message = slot.worker.conn.recv()
-                    except (EOFError, OSError):
-                        error = f"worker {slot.worker.how_it_died()} while {slot.phase}"
-                        if slot.phase == "starting":  # not the program's fault: say why
-                            error += f": {slot.worker.log_tail()}"
-                        fail(slot, error)
-                        continue
-                    kind = message[0]
-                    if kind == "ready":
-                        self._on_ready(slot, message)
-                    elif kind == "built":
-                        slot.build_secs = message[1]
-                        if slot.job.payload["gate"]:
-                            slot.phase, slot.deadline = "waiting", float("inf")
-                            waiting.append(slot)
-                        else:
-                            slot.phase, slot.deadline = "running", now + slot.job.timeout_s
-                            running.append(slot)
-                    elif kind == "result":
-                        finish(slot, message[1])
-                elif now >= slot.deadline:
-                    if slot.phase == "starting":
-                        fail(slot, f"worker did not start within {STARTUP_TIMEOUT_S:g} s: {slot.worker.log_tail()}")
-                    else:
-                        fail(slot, f"timed out after {slot.job.timeout_s:g} s while {slot.phase}")
-
-    def _dispatch(self, slot: _Slot, job: _Job) -> None:
-        if not slot.worker.alive:  # died while idle (killed from outside, say)
-            self._replace(slot)
-        try:
-            slot.worker.send(("job", job.payload))
-        except OSError:
-            self._replace(slot)
-            slot.worker.send(("job", job.payload))
-        slot.job = job
-        if slot.worker.ready:
-            slot.phase, slot.deadline = "building", time.perf_counter() + job.timeout_s
-        else:
-            slot.phase, slot.deadline = "starting", slot.worker.started + STARTUP_TIMEOUT_S
-
-    def _on_ready(self, slot: _Slot, message: tuple) -> None:
-        assert message[0] == "ready", message
-        slot.worker.ready = True
-        slot.worker.startup_secs = time.perf_counter() - slot.worker.started
-        if slot.phase == "starting":
-            slot.phase, slot.deadline = "building", time.perf_counter() + slot.job.timeout_s
 
 
 def _as_target(target: Target | dict | str | None) -> Target:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tvm.s_tir import meta_schedule as ms
-from tvm.s_tir.schedule import Trace
+from tvm.s_tir.schedule import Schedule, Trace
 from tvm.target import Target
 
 from tlm_core.measure.result import MeasureResult
@@ -78,9 +78,14 @@ class RecordStore:
             repair(self.record_path)
             self._read_workloads()
 
-    def append(self, task: Task, trace: Trace, result: MeasureResult, target: Target | None = None) -> Record:
-        """Record one measured program (failed ones too, with run_secs [1e10] as MetaSchedule does)."""
+    def append(self, task: Task, trace: Trace | None, result: MeasureResult, target: Target | None = None) -> Record:
+        """Record one measured program (failed ones too, with run_secs [1e10] as MetaSchedule does).
+
+        trace None stands for the untuned program (an empty trace: TVM loads such a record, but its
+        get_top_k / query_* skip it, as TuningRecord.IsValid wants an instruction); target defaults to
+        host_target()."""
         target = target or host_target()
+        trace = trace if trace is not None else Schedule(task.mod).trace
         run_secs = result.latencies if result.ok and result.latencies else [FAILED_RUN_SECS]
         with locked(self._lock_path):
             self._read_workloads()  # another process may have added some
