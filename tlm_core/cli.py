@@ -97,7 +97,7 @@ def _spaces(args: argparse.Namespace, tasks, target) -> dict:
     from tlm_core.space import SpaceBuilder
 
     with step("starting the space builder (first use in a process takes ~20 s)", args.quiet):
-        builder = SpaceBuilder(target)
+        builder = SpaceBuilder.for_target(target)
     return {t.id: builder.build(t) for t in bar(tasks, "design spaces", quiet=args.quiet)}
 
 
@@ -163,10 +163,7 @@ def _space_text(task, space, args: argparse.Namespace) -> str:
     for sketch in space.sketches:
         out.append(f"  sketch {sketch.index}: {len(sketch.points)} decisions, 10^{sketch.log10_size:.2f} programs")
         for p in sketch.points:
-            where = p.loop or p.block or ""
-            line = (
-                f"    [{p.index}] {p.kind:<16} {where:<28} {len(p.choices):>6} legal  sampled {p.describe(p.sampled)}"
-            )
+            line = f"    [{p.index}] {p.title():<44} {len(p.choices):>7} legal   sampled {p.describe(p.sampled)}"
             out.append(line)
             if args.choices:
                 out.append("        " + ", ".join(p.describe(c) for c in p.choices))
@@ -177,7 +174,7 @@ def cmd_measure(args: argparse.Namespace) -> None:
     import numpy as np
 
     from tlm_core.measure import Measurer
-    from tlm_core.program import apply_decisions, random_decisions
+    from tlm_core.program import random_program
     from tlm_core.progress import bar, step
     from tlm_core.records import RecordStore
 
@@ -185,12 +182,7 @@ def cmd_measure(args: argparse.Namespace) -> None:
     task = part.task(args.task)
     space = _spaces(args, [task], target)[task.id]
     rng = np.random.default_rng(args.seed)
-    # sketches drawn in proportion to their size, so every program of the space is equally likely
-    sizes = np.array([10.0**s.log10_size for s in space.sketches])
-    programs = []
-    for _ in bar(range(args.random), "sampling programs", quiet=args.quiet):
-        sketch = space.sketches[int(rng.choice(len(sizes), p=sizes / sizes.sum()))]
-        programs.append(apply_decisions(space, sketch.index, random_decisions(space, sketch.index, rng)))
+    programs = [random_program(space, rng) for _ in bar(range(args.random), "sampling programs", quiet=args.quiet)]
     store = RecordStore(Path(args.records)) if args.records else None
     with (
         step(f"measuring {len(programs)} programs", args.quiet),
