@@ -13,6 +13,7 @@ from tvm.target import Target
 
 from ..partition.task import Task
 from ..target import target_to_dict
+from .replay import first_line
 from .sketch import Sketch, sketch_from_schedule
 
 
@@ -87,7 +88,13 @@ class SpaceBuilder:
             rand_state=self.seed,
             num_threads=1,  # only search uses threads
         )
-        schedules = ctx.generate_design_space()
+        try:
+            schedules = ctx.generate_design_space()
+        except Exception as err:
+            raise RuntimeError(
+                f"MetaSchedule could not generate the design space of task {task.name} ({task.id}) "
+                f"for {self.rules}: {first_line(err)}"
+            ) from err
         if not schedules:
             raise RuntimeError(f"MetaSchedule generated no design space for task {task.name} ({task.id})")
         sketches = [sketch_from_schedule(i, sch, task.mod) for i, sch in enumerate(schedules)]

@@ -49,7 +49,7 @@ class DecisionPoint:
         if self.kind == TILE:
             return f"tile of loop {self.loop}, extent {self.extent}"
         if self.kind == CATEGORICAL:
-            return f"{self.used_by or 'categorical'} of block {self.block}"
+            return f"{self._use_name()} of block {self.block}"
         return f"compute location of block {self.block}"
 
     def describe(self, choice: Decision) -> str:
@@ -57,14 +57,17 @@ class DecisionPoint:
         if self.kind == TILE:
             return str(list(choice))  # type: ignore[arg-type]
         if self.kind == CATEGORICAL:
-            name = (self.used_by or "value").removeprefix("meta_schedule.")
-            return f"{name} = {self.candidates[choice]}"  # type: ignore[index]
+            return f"{self._use_name()} = {self.candidates[choice]}"  # type: ignore[index]
         if choice == -2:
             return "inline"
         if choice == -1:
             return "root"
-        loop = self.consumer_loops[choice] if 0 <= choice < len(self.consumer_loops) else f"#{choice}"  # type: ignore[operator]
+        loops = self.consumer_loops
+        loop = loops[choice] if 0 <= choice < len(loops) else f"#{choice}"  # type: ignore[operator]
         return f"at loop {loop} of {self.consumer}"
+
+    def _use_name(self) -> str:
+        return (self.used_by or "categorical").removeprefix("meta_schedule.")
 
     def normalize(self, value: Any) -> Decision:
         """A decision from any reasonable spelling (lists, numpy ints, JSON) in TVM's encoding.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tvm import tirx
-from tvm.s_tir import SBlockRealize, Schedule
+from tvm.s_tir import SBlockRealize, Schedule, Trace
 
 from .decision import CATEGORICAL, COMPUTE_LOCATION, KIND_OF_INSTRUCTION, TILE, Decision, DecisionPoint
 from .tiling import perfect_tilings
@@ -31,7 +31,7 @@ class Replayed:
 
     def trace_decisions(self) -> list[Decision]:
         """The decisions as recorded in the schedule's trace (what TVM actually applied)."""
-        return trace_decisions(self.schedule)
+        return trace_decisions(self.schedule.trace)
 
 
 class ReplayError(RuntimeError):
@@ -68,7 +68,7 @@ def replay(sketch: Sketch, choose: Chooser) -> Replayed:
             return decision
         try:
             point = _decision_point(sch, sketch, kind, len(points), inst_index, inputs, attrs, decision)
-            choice = choose(point)
+            choice = point.normalize(choose(point))  # plain ints and tuples, whatever the chooser returns
         except BaseException as err:  # TVM's callback bridge would lose the type: keep it for re-raising
             raised.append(err)
             raise
@@ -82,13 +82,12 @@ def replay(sketch: Sketch, choose: Chooser) -> Replayed:
         if raised:
             raise raised[0] from None
         last = len(points) - 1 if points else None
-        raise ReplayError(last, f"TVM could not apply the sketch: {_first_line(err)}") from err
+        raise ReplayError(last, f"TVM could not apply the sketch: {first_line(err)}") from err
     return Replayed(sch, points, decisions)
 
 
-def trace_decisions(sch: Schedule) -> list[Decision]:
-    """The sampling decisions recorded in a schedule's trace, in program order, in TVM's encoding."""
-    trace = sch.trace
+def trace_decisions(trace: Trace) -> list[Decision]:
+    """The sampling decisions recorded in a trace, in program order, in TVM's encoding."""
     out: list[Decision] = []
     for inst in trace.insts:
         if inst.kind.name in KIND_OF_INSTRUCTION:
@@ -204,7 +203,7 @@ def _first_block(stmt: Any) -> str | None:
     return None
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
     """The gist of a TVM error: its "Error message:" line when it has one (ScheduleError), else its first."""
     text = str(err)
     if "Error message:" in text:
