@@ -55,7 +55,8 @@ def apply_decisions(space: Space, sketch_index: int, decisions: list[Any]) -> Pr
     try:
         replayed = replay(sketch, validated)
     except ReplayError as err:
-        raise InvalidDecisions(err.index, f"after decision {err.index}: {err}") from err
+        where = "before the first decision" if err.index is None else f"after decision {err.index}"
+        raise InvalidDecisions(err.index, f"{where}: {err}") from err
     # Belt and braces: TVM silently repairs what it cannot apply, so compare what it actually recorded.
     for i, (asked, got) in enumerate(zip(replayed.decisions, replayed.trace_decisions(), strict=True)):
         if asked != got:

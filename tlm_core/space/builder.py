@@ -79,6 +79,7 @@ class SpaceBuilder:
             return cls._cache[key]
 
     def build(self, task: Task) -> Space:
+        """Every sketch of the task's design space, each with its decision points and their legal choices."""
         start = time.perf_counter()
         ctx = ms.TuneContext(
             mod=task.mod,
