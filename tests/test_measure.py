@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from tvm import s_tir
 from tvm.script import tirx as T
-from workloads import matmul_128, matmul_relu_64, softmax_64
+from workloads import advanced_index_1x32, matmul_128, matmul_relu_64, softmax_64
 
 from tlm_core.measure import Measurer, MeasureResult
 from tlm_core.measure.check import check_outputs, errors
-from tlm_core.measure.inputs import index_bound, output_indices, random_arguments
+from tlm_core.measure.inputs import index_bound, index_bounds, output_indices, random_arguments
 from tlm_core.partition.task import task_from_primfunc, workload_mod
 from tlm_core.target import cuda_available
 
@@ -239,3 +239,11 @@ def test_a_raising_progress_callback_leaves_the_measurer_usable(measurer):
         measurer.measure(task, [task.mod, workload_mod(triple_16), task.mod], progress=stop)
     results = measurer.measure(task, [workload_mod(triple_16), task.mod])
     assert [r.ok for r in results] == [False, True]  # no stale result from the interrupted batch
+
+
+def test_index_bounds_follow_copies_to_the_axis_they_index():
+    # gpt2's causal-mask gather: mask[broadcast(i), broadcast(j)] with mask of shape (1, 32)
+
+    assert index_bounds(advanced_index_1x32) == {1: 1, 2: 32}
+    args = random_arguments(task_from_primfunc(advanced_index_1x32).params, 0, index_bounds(advanced_index_1x32))
+    assert args[1].max() == 0 and args[2].max() < 32

@@ -160,3 +160,21 @@ def add_64(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4, 64), "float32"), C: 
         with T.sblock("add"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = A[vi, vj] + B[vi, vj]
+
+
+@T.prim_func(s_tir=True)
+def advanced_index_1x32(
+    mask: T.Buffer((1, 32), "bool"),
+    rows: T.Buffer((1, 1), "int64"),
+    cols: T.Buffer((1, 32), "int64"),
+    out: T.Buffer((1, 32), "bool"),
+):
+    R = T.sblock_alloc_buffer((1, 32), "int64")
+    for i, j in T.grid(1, 32):
+        with T.sblock("broadcast"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            R[vi, vj] = rows[vi, 0]
+    for i, j in T.grid(1, 32):
+        with T.sblock("gather"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            out[vi, vj] = mask[R[vi, vj], cols[vi, vj]]

@@ -3,9 +3,7 @@ from tvm.script import tirx as T
 
 
 @T.prim_func(s_tir=True)
-def matmul_relu(
-    A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), D: T.Buffer((64, 64), "float32")
-):
+def matmul_relu(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), D: T.Buffer((64, 64), "float32")):
     C = T.alloc_buffer((64, 64), "float32")
     for i, j, k in T.grid(64, 64, 64):
         with T.sblock("C"):

@@ -22,7 +22,7 @@ import numpy as np
 import tvm
 from tvm.target import Target
 
-from tlm_core.measure.inputs import INPUT_RULE_VERSION, output_indices
+from tlm_core.measure.inputs import INPUT_RULE_VERSION, index_bounds, output_indices
 from tlm_core.measure.pool import Job, WorkerPool
 from tlm_core.measure.result import MeasureResult
 from tlm_core.partition.task import Task, workload_mod
@@ -63,7 +63,8 @@ class Measurer:
         self.input_seed = input_seed
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._reference_errors: dict[str, str] = {}  # reference key -> why it failed (not retried)
-        self._output_indices: dict[str, list[int]] = {}  # task id -> indices of its output params
+        # task id -> (indices of its output params, exclusive bounds of its index params)
+        self._param_roles: dict[str, tuple[list[int], dict[int, int]]] = {}
         self._lock = threading.Lock()
         self._created = time.perf_counter()
         self._pool = WorkerPool(workers)
@@ -170,16 +171,17 @@ class Measurer:
             "task_id": task.id,
             "seed": self.input_seed,
             "params": task.params,
-            "outputs": self._outputs(task),
+            "outputs": self._roles(task)[0],
+            "index_bounds": self._roles(task)[1],
             "target": target_to_dict(self.target),
             "ref_path": str(self.reference_path(task)),
             **self.timing,
         }
 
-    def _outputs(self, task: Task) -> list[int]:
-        if task.id not in self._output_indices:
-            self._output_indices[task.id] = output_indices(task.func)
-        return self._output_indices[task.id]
+    def _roles(self, task: Task) -> tuple[list[int], dict[int, int]]:
+        if task.id not in self._param_roles:
+            self._param_roles[task.id] = (output_indices(task.func), index_bounds(task.func))
+        return self._param_roles[task.id]
 
 
 def _as_target(target: Target | dict | str | None) -> Target:

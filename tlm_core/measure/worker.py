@@ -99,7 +99,7 @@ class Worker:
 
         key = (job["task_id"], job["seed"], str(dev))
         if key not in self.arguments:
-            hosts = random_arguments([tuple(p) for p in job["params"]], job["seed"])
+            hosts = random_arguments([tuple(p) for p in job["params"]], job["seed"], job["index_bounds"])
             self.arguments.put(key, (hosts, [self.tvm.runtime.tensor(h, dev) for h in hosts]))
         return self.arguments[key]
 

@@ -45,11 +45,7 @@ def partition(model: LoadedModel | tvm.IRModule, target: Target) -> Partition:
     loaded = model if isinstance(model, LoadedModel) else None
     mod = model.mod if isinstance(model, LoadedModel) else model
     repeats = loaded.call_repeats if loaded else {}
-    main = (
-        mod.functions.get(mod.get_global_var("main"))
-        if "main" in [g.name_hint for g in mod.functions]
-        else None
-    )
+    main = mod.functions.get(mod.get_global_var("main")) if "main" in [g.name_hint for g in mod.functions] else None
     if not isinstance(main, relax.Function):
         return _primfuncs_only(mod)
 

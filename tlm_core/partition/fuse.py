@@ -54,9 +54,7 @@ def fuse(mod: tvm.IRModule, target: Target) -> Fused:
     with target:
         fused = tvm.transform.Sequential(_AFTER_FUSE_TIR)(mid)
     names = {gv.name_hint for gv, f in fused.functions.items() if isinstance(f, tirx.PrimFunc)}
-    return Fused(
-        fused, {k: v for k, v in ops.items() if k in names}, {k: v for k, v in patterns.items() if k in names}
-    )
+    return Fused(fused, {k: v for k, v in ops.items() if k in names}, {k: v for k, v in patterns.items() if k in names})
 
 
 def _call_tirs(func: relax.Function) -> list[relax.Call]:
