@@ -1,0 +1,56 @@
+"""`tlm`: the command line over tlm_core. Every command prints a table, or one JSON document with --json.
+
+Errors are one line on stderr and a non-zero exit; progress goes to stderr. Each module in COMMANDS adds
+its subcommands through `register(sub, add)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable
+
+EXIT_ERROR = 2
+COMMANDS = ["core"]  # modules of tlm_core.cli, in the order their commands are listed
+
+
+def _add(sub: argparse._SubParsersAction, name: str, fn: Callable, help: str, model: bool = True):
+    """A subcommand with the options every command shares."""
+    sp = sub.add_parser(name, help=help, description=help)
+    if model:
+        sp.add_argument("model", help="sample name (see `tlm models`) or a .pt2 / .onnx / TVMScript file")
+        sp.add_argument("--target", default="llvm", choices=["llvm", "cuda", "auto"])
+    sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    sp.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sp.set_defaults(fn=fn)
+    return sp
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tlm", description="Tensor Language Model compiler for deep-learning kernels")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"tlm_core.cli.{name}").register(sub, _add)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        args.fn(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # one clear line, not a traceback; TLM_DEBUG=1 shows the traceback
+        if os.environ.get("TLM_DEBUG"):
+            raise
+        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        print(f"tlm {args.command}: error: {msg}", file=sys.stderr)
+        return EXIT_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
