@@ -114,7 +114,7 @@ def cmd_measure(args: argparse.Namespace) -> None:
     store = RecordStore(Path(args.records)) if args.records else None
     with (
         step(f"measuring {len(programs)} programs", args.quiet),
-        Measurer(target, timeout_s=args.timeout) as m,
+        Measurer(target, timeout_s=args.timeout, repeat=args.repeat, flush_cache=args.flush_cache) as m,
     ):
         results = m.measure(task, [p.mod for p in programs])
     if store is not None:
@@ -166,4 +166,6 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--random", type=int, default=8, metavar="K", help="number of random programs (default 8)")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--timeout", type=float, default=60.0, help="seconds per program before it counts as hung")
+    sp.add_argument("--repeat", type=int, default=5, help="timed repeats per program; the median is reported")
+    sp.add_argument("--flush-cache", action="store_true", help="flush the CPU caches before every repeat")
     sp.add_argument("--records", help="directory of a MetaSchedule JSONDatabase to append the results to")
