@@ -1,0 +1,51 @@
+"""The tensor language: a task's schedule space as a sentence of tokens, and decisions back from one.
+
+prompt = make_prompt(space)                    # hardware, operator, number of sketches
+sentence = encode(space, sketch_index, decisions)
+sketch_index, decisions = decode(sentence.tokens)
+make_tokenizer() / save_language(dir)          # the fixed, versioned vocabulary as a transformers tokenizer
+"""
+
+from .decisions import LanguageError, context_tokens, decision_tokens, sketch_token
+from .numbers import number_tokens, read_number
+from .sentence import PROMPT_END, Prompt, Sentence, decode, encode, make_prompt, point_tokens, sentence_of_points
+from .vocab import (
+    BOS,
+    EOS,
+    PAD,
+    VERSION,
+    check_language,
+    decode_ids,
+    encode_ids,
+    make_tokenizer,
+    save_language,
+    token_ids,
+    vocab_tokens,
+)
+
+__all__ = [
+    "BOS",
+    "EOS",
+    "PAD",
+    "PROMPT_END",
+    "VERSION",
+    "LanguageError",
+    "Prompt",
+    "Sentence",
+    "check_language",
+    "context_tokens",
+    "decision_tokens",
+    "decode",
+    "decode_ids",
+    "encode",
+    "encode_ids",
+    "make_prompt",
+    "make_tokenizer",
+    "number_tokens",
+    "point_tokens",
+    "read_number",
+    "sentence_of_points",
+    "sketch_token",
+    "token_ids",
+    "vocab_tokens",
+]

@@ -1,0 +1,79 @@
+"""The hardware part of the prompt: target kind, CPU (or GPU arch), cores, vector width, cache sizes."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from tvm.target import Target
+
+from .numbers import number_tokens
+
+# LLVM CPU names and CUDA archs with their own token; any other is written "cpu?" / "arch?" (the numbers that
+# follow still describe it).
+CPUS = [
+    "generic", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake",
+    "skylake-avx512", "cascadelake", "cooperlake", "icelake-client", "icelake-server", "tigerlake",
+    "alderlake", "raptorlake", "sapphirerapids", "emeraldrapids", "graniterapids", "znver1", "znver2",
+    "znver3", "znver4", "znver5", "apple-m1", "apple-m2", "apple-m3", "neoverse-n1", "neoverse-n2",
+    "neoverse-v1", "neoverse-v2", "cortex-a72", "cortex-a76",
+]  # fmt: skip
+ARCHS = [f"sm_{v}" for v in (50, 52, 60, 61, 70, 72, 75, 80, 86, 87, 89, 90, 100, 120)]
+KINDS = ["llvm", "cuda"]
+HW_WORDS = ["<hw>", "kind", "cpu", "cpu?", "arch", "arch?", "cores", "vec", "l1d", "l2", "l3", "threads", "smem",
+            "warp", "kind?"]  # fmt: skip
+
+
+def hardware_vocab() -> list[str]:
+    return [*HW_WORDS, *KINDS, *CPUS, *ARCHS]
+
+
+def hardware_tokens(target: Target) -> list[str]:
+    """E.g. "<hw> kind llvm cpu znver5 cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^10 ; l3 2^15 ;" (caches in KiB)."""
+    kind = target.kind.name
+    out = ["<hw>", "kind", kind if kind in KINDS else "kind?"]
+    attrs = dict(target.attrs)
+    if kind == "cuda":
+        arch = str(attrs.get("arch", ""))
+        out += ["arch", arch if arch in ARCHS else "arch?"]
+        for word, key in (("threads", "max_threads_per_block"), ("smem", "max_shared_memory_per_block"),
+                          ("warp", "thread_warp_size")):  # fmt: skip
+            if key in attrs:
+                out += [word, *number_tokens(int(attrs[key]))]
+        target = target.host or target
+        attrs = dict(target.attrs)
+    mcpu = str(attrs.get("mcpu", "generic"))
+    out += ["cpu", mcpu if mcpu in CPUS else "cpu?"]
+    out += ["cores", *number_tokens(int(attrs.get("num-cores", 1)))]
+    out += ["vec", *number_tokens(_vector_width(target))]
+    for word, kib in zip(("l1d", "l2", "l3"), cache_sizes_kib(), strict=True):
+        if kib:
+            out += [word, *number_tokens(kib)]
+    return out
+
+
+def _vector_width(target: Target) -> int:
+    """Vector register width in bits, as LLVM reports it for the target's CPU (0 when unknown)."""
+    try:
+        from tvm.target import codegen
+
+        return int(codegen.llvm_get_vector_width(target))
+    except Exception:  # no LLVM, or not a CPU target
+        return 0
+
+
+@functools.cache
+def cache_sizes_kib() -> tuple[int, int, int]:
+    """(L1 data, L2, L3) in KiB from Linux sysfs; 0 where unknown (other systems, containers hiding it)."""
+    sizes = {"1": 0, "2": 0, "3": 0}
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction" or not size.endswith("K"):
+            continue
+        sizes[level] = int(size[:-1])
+    return sizes["1"], sizes["2"], sizes["3"]

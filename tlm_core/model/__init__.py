@@ -1,0 +1,19 @@
+"""The TLM: transformers' GPT2LMHeadModel over the tensor language, trained from scratch.
+
+model = new_model(preset("small"))        # or load_checkpoint("assets/tlm-small")
+save_checkpoint(model, dir)               # safetensors + config + tokenizer, from_pretrained-loadable
+"""
+
+from .checkpoint import load_checkpoint, new_model, num_parameters, save_checkpoint, train_state
+from .config import PRESETS, TLMConfig, preset
+
+__all__ = [
+    "PRESETS",
+    "TLMConfig",
+    "load_checkpoint",
+    "new_model",
+    "num_parameters",
+    "preset",
+    "save_checkpoint",
+    "train_state",
+]

@@ -1,0 +1,59 @@
+"""Checkpoints: one folder with safetensors weights, the GPT-2 config and the language's tokenizer.
+
+GPT2LMHeadModel.from_pretrained(dir) and AutoTokenizer.from_pretrained(dir) both load it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from ..language import check_language, save_language
+from .config import TLMConfig
+
+TRAIN_STATE = "train_state.json"  # optional: step, optimizer-free progress, written by tlm_core.train
+
+
+def new_model(config: TLMConfig, seed: int = 0):
+    """A freshly initialised (untrained) GPT2LMHeadModel for the language's vocabulary."""
+    from transformers import GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(config.gpt2_config())
+    model.eval()
+    return model
+
+
+def save_checkpoint(model, directory: str | Path, extra: dict | None = None) -> Path:
+    """Weights (safetensors), config and tokenizer into `directory`; `extra` goes to train_state.json."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(directory, safe_serialization=True)
+    save_language(directory)
+    if extra is not None:
+        (directory / TRAIN_STATE).write_text(json.dumps(extra, indent=1) + "\n")
+    return directory
+
+
+def load_checkpoint(directory: str | Path):
+    """The model in a checkpoint folder, in eval mode; refuses one written for another language version."""
+    from transformers import GPT2LMHeadModel
+
+    directory = Path(directory)
+    if not (directory / "config.json").exists():
+        raise FileNotFoundError(f"no checkpoint in {directory} (config.json missing)")
+    check_language(directory)
+    model = GPT2LMHeadModel.from_pretrained(directory)
+    model.eval()
+    return model
+
+
+def num_parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def train_state(directory: str | Path) -> dict:
+    path = Path(directory) / TRAIN_STATE
+    return json.loads(path.read_text()) if path.exists() else {}
