@@ -1,11 +1,18 @@
-"""Cached library objects shared by the pages (one model, one partition per session choice)."""
+"""What the pages share: cached library objects and the session's current model and subgraph.
+
+Session keys: "sample" (chosen sample name), "upload" ((label, model, partition) of an uploaded file),
+"source" ("sample" or "upload"), "subgraph" ((model label, graph node)), "measured" (results by program).
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from tlm_core.frontend import LoadedModel, load_model
-from tlm_core.partition import Partition, partition
+import sample_models
+from tlm_core.frontend import LoadedModel, load_model, load_model_bytes
+from tlm_core.measure import Measurer
+from tlm_core.partition import Partition, Task, partition
+from tlm_core.space import Space, SpaceBuilder
 from tlm_core.target import host_target
 
 
@@ -13,3 +20,51 @@ from tlm_core.target import host_target
 def open_sample(name: str) -> tuple[LoadedModel, Partition]:
     model = load_model(name)
     return model, partition(model, host_target())
+
+
+def upload_limit_bytes() -> int:
+    """The app's upload limit (server.maxUploadSize in .streamlit/config.toml, MiB); the loader enforces it too."""
+    return int(st.get_option("server.maxUploadSize")) * 1024**2
+
+
+def open_upload(data: bytes, filename: str) -> tuple[LoadedModel, Partition]:
+    """Load an uploaded .pt2/.onnx (never runs its code); raises ModelLoadError with a one-line reason."""
+    model = load_model_bytes(data, filename, max_bytes=upload_limit_bytes())
+    return model, partition(model, host_target())
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def build_space(task_id: str, _task: Task) -> Space:
+    """A task's schedule space for this CPU (keyed by the task's structural hash, so shared across models)."""
+    return SpaceBuilder.for_target(host_target()).build(_task)
+
+
+@st.cache_resource(show_spinner=False)
+def measurer() -> Measurer:
+    """One Measurer (worker process, reference cache) for the whole server."""
+    return Measurer(host_target())
+
+
+def current_model() -> tuple[str, LoadedModel, Partition]:
+    """(label, model, partition) of the session's model: the uploaded one when chosen, else a sample."""
+    ss = st.session_state
+    if ss.get("source") == "upload" and "upload" in ss:
+        return ss["upload"]
+    name = ss.get("sample", sample_models.DEFAULT)
+    with st.status(f"Loading and partitioning {name} ...", expanded=False) as status:
+        model, part = open_sample(name)
+        status.update(label=f"{name}: {part.graph.number_of_nodes()} subgraph calls, {len(part.tasks)} tasks")
+        status.update(state="complete")
+    return name, model, part
+
+
+def current_subgraph(label: str, part: Partition) -> int:
+    """The session's current graph node; by default the call with the most FLOPs."""
+    chosen = st.session_state.get("subgraph")
+    if chosen and chosen[0] == label and chosen[1] in part.graph.nodes:
+        return chosen[1]
+    return max(part.graph.nodes, key=lambda n: (part.graph.nodes[n]["flops"], -n))
+
+
+def set_subgraph(label: str, node: int) -> None:
+    st.session_state["subgraph"] = (label, int(node))

@@ -3,5 +3,10 @@
 import streamlit as st
 
 st.set_page_config(page_title="TLM Studio", layout="wide")
-page = st.navigation([st.Page("pages/model.py", title="Model", icon=":material/account_tree:", default=True)])
+page = st.navigation(
+    [
+        st.Page("pages/model.py", title="Model", icon=":material/account_tree:", default=True),
+        st.Page("pages/space.py", title="Schedule space", icon=":material/grid_on:"),
+    ]
+)
 page.run()

@@ -1,48 +1,97 @@
-"""Model page: pick a sample, see it partitioned into fused subgraphs and tuning tasks."""
+"""Model page: pick a sample or upload a model, see it partitioned into fused subgraphs, pick the current one."""
 
-import pandas as pd
+import state
 import streamlit as st
-from state import open_sample
 
 import sample_models
+from tlm_core.frontend import ModelLoadError
+from tlm_core.partition import KINDS
 from tlm_core.viz.graph import graph_figure
+from tlm_core.viz.summary import model_summary, subgraph_rows
+from tlm_core.viz.teach import fusion_text
 
+ss = st.session_state
 st.title("Model")
-names = list(sample_models.SAMPLES)
-name = st.selectbox("Sample model", names, index=names.index(sample_models.DEFAULT))
-with st.status(f"Loading and partitioning {name} ...", expanded=False) as status:
-    model, part = open_sample(name)
-    status.update(label=f"{name}: partitioned", state="complete")
+
+
+def _pick_sample() -> None:
+    ss.sample, ss.source = ss.w_sample, "sample"
+
+
+left, right = st.columns(2)
+ss.setdefault("w_sample", ss.get("sample", sample_models.DEFAULT))
+left.selectbox("Sample model", list(sample_models.SAMPLES), key="w_sample", on_change=_pick_sample)
+limit = st.get_option("server.maxUploadSize")
+file = right.file_uploader(f"… or open a .pt2 / .onnx file (up to {limit} MiB; its code is never run)")
+if file is not None and ss.get("upload_id") != file.file_id:
+    ss.upload_id, ss.upload_error = file.file_id, None
+    with st.status(f"Loading and partitioning {file.name} ...") as status:
+        try:
+            ss.upload = (file.name, *state.open_upload(file.getvalue(), file.name))
+            ss.source = "upload"
+            status.update(label=f"{file.name}: loaded", state="complete")
+        except ModelLoadError as err:
+            ss.upload_error = str(err)
+            status.update(label=f"{file.name}: not loaded", state="error")
+        except Exception as err:  # anything else the importers raise: report it, keep the app up
+            ss.upload_error = f"{file.name}: could not be imported ({type(err).__name__}: {err})"
+            status.update(label=f"{file.name}: not loaded", state="error")
+if file is not None and ss.get("upload_error"):
+    st.error(ss.upload_error)
+if ss.get("source") == "upload" and "upload" in ss:
+    st.button(f"Back to the sample {ss.w_sample}", on_click=_pick_sample)
+
+label, model, part = state.current_model()
 for note in model.notes:
     st.info(note)
-
 g = part.graph
-cols = st.columns(4)
-cols[0].metric("Subgraph calls", g.number_of_nodes())
-cols[1].metric("Tuning tasks", len(part.tasks))
-cols[2].metric("GFLOP per inference", f"{part.total_flops / 1e9:.3f}")
-cols[3].metric("Inputs", ", ".join(f"{i.name} {list(i.shape)}" for i in model.inputs))
+summary = model_summary(part)
+cols = st.columns(6)
+cols[0].metric("Operators", summary["operators"], help=f"{summary['distinct operators']} distinct")
+cols[1].metric("Parameters", "n/a" if summary["parameters"] is None else f"{summary['parameters']:,}")
+cols[2].metric("GFLOP per inference", f"{summary['GFLOP']:.3f}")
+cols[3].metric("Subgraph calls", summary["subgraph calls"])
+cols[4].metric("Tuning tasks", summary["tasks"])
+cols[5].metric("Inputs", ", ".join(f"{i.name} {list(i.shape)}" for i in model.inputs))
 
-with st.expander("What is fusion?"):
-    st.write(
-        "TVM merges each heavy operator with the cheap elementwise operators around it (a convolution with its "
-        "BatchNorm, ReLU and residual add) into one kernel, a *fused subgraph*. Identical subgraphs are tuned "
-        "once: each unique one is a *task*, weighted by how often the model calls it."
-    )
-left, right = st.columns([3, 2])
-with left:
-    event = st.plotly_chart(graph_figure(g), on_select="rerun", selection_mode="points", key="graph")
-    picked = [p["customdata"] for p in event.selection.points if "customdata" in p] if event else []
+current = state.current_subgraph(label, part)
+f1, f2 = st.columns([2, 3])
+query = f1.text_input("Search subgraphs", placeholder="name, operator or task id, e.g. matmul")
+kinds = f2.multiselect("Kinds", [k for k in KINDS if any(d["kind"] == k for _, d in g.nodes(data=True))])
+rows = subgraph_rows(g, query, kinds)
+shown = {r["node"] for r in rows} if (query or kinds) else None
+
+
+def _graph_pick() -> None:
+    points = ss.graph["selection"]["points"]
+    picked = [p["customdata"] for p in points if "customdata" in p]
     if picked:
-        st.session_state["subgraph"] = int(picked[0])
-with right:
-    current = st.session_state.get("subgraph", 0)
-    if current in g.nodes:
-        d = g.nodes[current]
-        st.subheader(f"#{current} {d['func']}")
-        st.caption(f"kind {d['kind']} · task {d['task']} · {d['flops']:,.0f} FLOPs")
-        st.write("Operators: " + " + ".join(d["ops"]))
-    tasks = pd.DataFrame(
-        [{"id": t.id, "name": t.name, "weight": t.weight, "MFLOPs": t.flops / 1e6} for t in part.tasks]
-    )
-    st.dataframe(tasks, hide_index=True, width="stretch")
+        state.set_subgraph(label, picked[0][0] if isinstance(picked[0], list) else picked[0])
+
+
+def _table_pick() -> None:
+    if selected := ss.table["selection"]["rows"]:
+        state.set_subgraph(label, ss.table_nodes[selected[0]])
+
+
+graph_col, info_col = st.columns([3, 2])
+with graph_col:
+    st.caption("Click a node (or pick a row below) to make it the current subgraph. Colour = kind.")
+    fig = graph_figure(g, selected=current, highlight=shown)
+    st.plotly_chart(fig, on_select=_graph_pick, selection_mode="points", key="graph")
+with info_col:
+    ss.w_node = current
+    st.selectbox("Current subgraph", list(g.nodes), key="w_node", format_func=lambda n: f"#{n} {g.nodes[n]['func']}",
+                 on_change=lambda: state.set_subgraph(label, ss.w_node))  # fmt: skip
+    d = g.nodes[current]
+    st.caption(f"kind {d['kind']} · task {d['task']} · {d['flops']:,.0f} FLOPs per call")
+    st.write("Operators: " + " + ".join(d["ops"]))
+    st.page_link("pages/space.py", label="Open its schedule space", icon=":material/grid_on:")
+    with st.expander("What is fusion? (this subgraph)"):
+        st.markdown(fusion_text(g, current))
+    ss.table_nodes = [r["node"] for r in rows]
+    st.dataframe(rows, hide_index=True, on_select=_table_pick, selection_mode="single-row", key="table", height=360)
+
+with st.expander(f"Tuning tasks: {len(part.tasks)} unique workloads, weight = calls"):
+    tasks = [{"id": t.id, "name": t.name, "weight": t.weight, "MFLOPs": t.flops / 1e6} for t in part.tasks]
+    st.dataframe(tasks, hide_index=True, key="tasks")

@@ -40,7 +40,10 @@ def _hover(node: int, data: dict) -> str:
     )
 
 
-def graph_figure(graph: nx.DiGraph, selected: int | None = None, height: int | None = None) -> go.Figure:
+def graph_figure(
+    graph: nx.DiGraph, selected: int | None = None, height: int | None = None, highlight: set[int] | None = None
+) -> go.Figure:
+    """Nodes coloured by kind, the selected one enlarged; with `highlight`, the other nodes are faded."""
     pos = layered_positions(graph)
     ex, ey = [], []
     for a, b in graph.edges:
@@ -63,6 +66,7 @@ def graph_figure(graph: nx.DiGraph, selected: int | None = None, height: int | N
                     "size": [16 if n == selected else 11 for n in nodes],
                     "color": COLORS[kind],
                     "line": {"width": [3 if n == selected else 0 for n in nodes], "color": "black"},
+                    "opacity": [1.0 if highlight is None or n in highlight or n == selected else 0.2 for n in nodes],
                 },
                 hovertext=[_hover(n, graph.nodes[n]) for n in nodes],
                 hoverinfo="text",
