@@ -24,3 +24,20 @@ def space_builder():
     from tlm_core.target import host_target
 
     return SpaceBuilder.for_target(host_target())
+
+
+@pytest.fixture(scope="session")
+def tiny_onnx(tmp_path_factory):
+    """A valid ONNX model of one fused subgraph, matmul (16x16 weight) + relu, as (path, bytes)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((16, 16)).astype("float32"), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])]
+    graph = helper.make_graph(nodes, "tiny", [x], [y], initializer=[weight])
+    path = tmp_path_factory.mktemp("onnx") / "tiny_mlp.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path, path.read_bytes()
