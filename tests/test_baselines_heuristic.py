@@ -1,0 +1,81 @@
+"""The Roller-style heuristic: always a valid program of the same space, faster than TVM's default."""
+
+import pytest
+
+import sample_models
+import tests.workloads as W
+from tlm_core.baselines.default import default_module
+from tlm_core.baselines.hardware import Hardware
+from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program, heuristic_top_k
+from tlm_core.frontend import load_model
+from tlm_core.partition import partition, task_from_primfunc
+from tlm_core.target import host_target
+
+WORKLOADS = [
+    "matmul_128",
+    "matmul_relu_64",
+    "softmax_64",
+    "conv2d_relu_8",
+    "depthwise_conv2d_8",
+    "batch_matmul_16",
+    "layer_norm_64",
+    "add_64",
+]
+TINY = [name for name, spec in sample_models.SAMPLES.items() if spec.tiny]
+
+
+def _task(name):
+    return task_from_primfunc(getattr(W, name), name)
+
+
+def test_hardware_has_sane_numbers():
+    hw = Hardware.from_target(host_target())
+    assert hw.cores >= 1 and hw.lanes() in (4, 8, 16) and hw.l1_bytes < hw.l2_bytes
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_top1_is_a_valid_program_that_matches_the_reference(name, space_builder, measurer):
+    task = _task(name)
+    cand = heuristic_program(space_builder.build(task))
+    (result,) = measurer.measure(task, [cand.program.mod])
+    assert result.ok, result.error
+
+
+def test_top1_beats_the_untuned_default_on_matmul_128(space_builder, measurer):
+    task = _task("matmul_128")
+    cand = heuristic_program(space_builder.build(task))
+    # One batch, so both run under the same load; a generous ratio (measured ~40x).
+    default, heuristic = measurer.measure(task, [default_module(task, host_target()), cand.program.mod])
+    assert default.ok and heuristic.ok
+    assert default.latency / heuristic.latency > 2.0
+
+
+def test_top1_is_deterministic(space_builder):
+    space = space_builder.build(_task("matmul_relu_64"))
+    first, second = heuristic_program(space), heuristic_program(space)
+    assert (first.sketch_index, first.decisions) == (second.sketch_index, second.decisions)
+
+
+def test_top_k_measures_distinct_ranked_candidates(space_builder, measurer):
+    space = space_builder.build(_task("matmul_relu_64"))
+    cands = heuristic_candidates(space, k=10)
+    assert 1 < len(cands) <= 10
+    assert len({(c.sketch_index, tuple(c.decisions)) for c in cands}) == len(cands)
+    assert [c.estimate for c in cands] == sorted(c.estimate for c in cands)
+    measured, seconds = heuristic_top_k(space, measurer, k=4)
+    assert len(measured) == 4 and all(m.result.ok for m in measured) and seconds > 0
+    latencies = [m.result.latency for m in measured]
+    assert latencies == sorted(latencies)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TINY)
+def test_top1_applies_to_every_task_of_the_tiny_samples(name, space_builder, measurer):
+    part = partition(load_model(name), host_target())
+    failures = []
+    for task in part.tasks:
+        cand = heuristic_program(space_builder.build(task))  # raises InvalidDecisions if it ever fails
+        (result,) = measurer.measure(task, [cand.program.mod])
+        if not result.ok:
+            failures.append(f"{task.name} {cand.decisions}: {result.error}")
+    assert not failures, "\n".join(failures)

@@ -1,0 +1,453 @@
+"""Roller-style rule-based schedules: every decision of the space filled by rules, no measurement.
+
+In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSchedule's CPU design space:
+
+- innermost spatial tile of the contiguous (last) axis = whole vectors (16 fp32 lanes with AVX-512), a
+  multiple of the cache line where the extent allows;
+- a register tile of a few rows on the axis before it (enough independent FMAs to hide their latency);
+- a per-core cache tile grown one axis at a time by data reuse (FLOPs per byte touched, Roller's
+  "compute intensity") while its footprint fits the L2 budget and enough outer iterations stay for all cores;
+- the outer iterations split so that the parallel loop MetaSchedule fuses covers all cores;
+- small reduction windows (conv kernels) unrolled into the micro-kernel, long reductions streamed;
+- an unroll depth and compute locations by rule (producers computed at the consumer's cache tile).
+
+Top-1 (`heuristic_program`) builds one program per sketch in a single replay each and keeps the one its
+micro performance model (`estimate`) ranks first. Top-k (`heuristic_candidates`) varies the rules' knobs,
+ranks every distinct program by the same model, and `heuristic_top_k` measures the k best.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tvm import tirx
+from tvm.s_tir import SBlockRealize
+from tvm.tirx.analysis import undefined_vars
+
+from ..program import InvalidDecisions, Program, apply_decisions
+from ..space import CATEGORICAL, TILE, Decision, DecisionPoint, Space, replay
+from ..space.sketch import Sketch
+from .hardware import Hardware
+
+METHOD = "heuristic"
+PARALLEL_LAUNCH_S = 5e-6  # measured on this 2-core machine: a parallel region of a tiny kernel costs ~5 us
+SMALL_FLOPS = 2e6  # below this a block runs on one core: a parallel launch (~10 us) costs more than it saves
+LABEL = "Roller-style rule-based heuristic"
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """The rules' parameters. Top-1 uses the defaults; Top-k varies them."""
+
+    vectors: int = 2  # innermost tile of the contiguous axis, in vector registers
+    rows: int = 4  # register-tile rows on the axis before it
+    cache_fraction: float = 0.5  # share of L2 a core's tile may fill
+    unroll: int = 16  # explicit unroll depth (the nearest candidate is taken)
+    window: int = 8  # reduction axes up to this extent are unrolled into the micro-kernel
+
+
+@dataclass
+class Candidate:
+    sketch_index: int
+    decisions: list[Decision]
+    estimate: float  # the micro model's latency estimate, seconds (only its ranking matters)
+    knobs: Knobs
+    program: Program | None = field(default=None, repr=False)
+
+
+# ---- the workload's blocks: which loop is spatial, what each block reads and writes ----------------------
+
+
+@dataclass
+class BlockInfo:
+    kinds: dict[str, str]  # loop name -> "S" (spatial) or "R" (reduction)
+    extents: dict[str, int]  # loop name -> extent
+    accesses: list[list[set[str]]]  # per buffer access, per dimension: the loop names in its index
+
+
+def block_info(workload: Any, block: str) -> BlockInfo | None:
+    """Loops and accesses of a block of the unscheduled workload (None for blocks a sketch created)."""
+    realize = _find_realize(workload["main"].body, block)
+    if realize is None:
+        return None
+    var_to_loop: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    extents: dict[str, int] = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values, strict=True):
+        if not isinstance(value, tirx.Var):
+            continue
+        var_to_loop[iv.var.name] = value.name
+        kinds[value.name] = "R" if int(iv.iter_type) == 2 else "S"
+        dom = iv.dom.extent
+        extents[value.name] = int(dom) if isinstance(dom, tirx.IntImm) else 1
+    accesses = []
+    for region in list(realize.block.reads) + list(realize.block.writes):
+        dims = []
+        for rng in region.region:
+            names = {var_to_loop[v.name] for v in undefined_vars(rng.min) if v.name in var_to_loop}
+            dims.append(names)
+        accesses.append(dims)
+    return BlockInfo(kinds, extents, accesses)
+
+
+def _find_realize(stmt: Any, block: str) -> SBlockRealize | None:
+    """The realize of the block named `block` under `stmt` (a plain walk: TIR has no Python visitor here)."""
+    if stmt is None:
+        return None
+    if isinstance(stmt, SBlockRealize):
+        if stmt.block.name_hint == block:
+            return stmt
+        return _find_realize(stmt.block.body, block)
+    if isinstance(stmt, tirx.SeqStmt):
+        return next((r for s in stmt.seq if (r := _find_realize(s, block)) is not None), None)
+    for attr in ("body", "then_case", "else_case"):
+        found = _find_realize(getattr(stmt, attr, None), block)
+        if found is not None:
+            return found
+    return None
+
+
+def footprint(info: BlockInfo, tile: dict[str, int]) -> int:
+    """Elements touched by one tile (loop name -> tile extent; missing loops count 1)."""
+    total = 0
+    for dims in info.accesses:
+        total += math.prod(sum(tile.get(n, 1) - 1 for n in names) + 1 for names in dims)
+    return total
+
+
+# ---- the rules -------------------------------------------------------------------------------------------
+
+
+def divisors(x: int) -> list[int]:
+    return [d for d in range(1, x + 1) if x % d == 0]
+
+
+def largest_divisor(x: int, limit: int, multiple_of: int = 1) -> int | None:
+    fits = [d for d in divisors(x) if d <= limit and d % multiple_of == 0]
+    return max(fits) if fits else None
+
+
+@dataclass
+class TilePlan:
+    """Per loop of a multi-level-tiled block: its factors, outermost first."""
+
+    factors: dict[str, tuple[int, ...]]
+    outer_iters: int  # iterations of the parallelisable outer loops (all spatial s0*s1)
+    vector: int  # innermost factor of the contiguous axis
+    accumulators: int  # vector registers the register tile keeps live
+    core_footprint: int  # bytes a core's tile touches over the whole reduction
+
+
+def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs: Knobs) -> TilePlan:
+    """Factors for every tile point of one block tiled MetaSchedule's way (CPU: SSRSRS; n=4 / n=2)."""
+    spatial = [p for p in points if info.kinds.get(p.loop or "") == "S" and p.extent]
+    reduce = [p for p in points if info.kinds.get(p.loop or "") == "R" and p.extent]
+    lanes = hw.lanes()
+    inner: dict[str, int] = {p.loop: 1 for p in spatial}  # the register tile (innermost level)
+    vec_point = next((p for p in reversed(spatial) if p.extent > 1), None)
+    vector = 1
+    if vec_point is not None:
+        cap = min(vec_point.extent, _limit(vec_point), lanes * knobs.vectors)
+        vector = (
+            largest_divisor(vec_point.extent, cap, hw.line_elems())
+            or largest_divisor(vec_point.extent, cap, lanes)
+            or largest_divisor(vec_point.extent, cap)
+            or 1
+        )
+        inner[vec_point.loop] = vector
+    row_point = None
+    if vec_point is not None:
+        before = [p for p in spatial if p.extent > 1 and p is not vec_point]
+        row_point = before[-1] if before else None
+    rows = 1
+    if row_point is not None:
+        rows = largest_divisor(row_point.extent, min(knobs.rows, _limit(row_point))) or 1
+        # MetaSchedule vectorises the innermost spatial loops fused while their product fits 64 lanes:
+        # rows there would become strided vector lanes, so they move one level out instead.
+        if rows * vector <= 64 and rows > 1:
+            inner[row_point.loop] = 1
+        else:
+            inner[row_point.loop] = rows
+    mid: dict[str, int] = {p.loop: 1 for p in spatial}  # the cache tile in register tiles (level s1)
+    if row_point is not None and inner[row_point.loop] == 1:
+        mid[row_point.loop] = rows
+    red_inner = {p.loop: (p.extent if p.extent <= knobs.window else 1) for p in reduce}
+
+    # Grow the per-core cache tile by reuse while it fits the L2 budget and leaves work for every core.
+    # It lives at level s1, outside the reduction, so the register tile (level s3) accumulates over the
+    # whole reduction; level s2 stays 1 (measured: s2 > 1 re-streams the accumulators every k step).
+    budget = hw.l2_bytes * knobs.cache_fraction / 4
+    full_red = {p.loop: p.extent for p in reduce}
+    small = flops_of(info) < SMALL_FLOPS  # not worth a parallel launch: one core does it all
+
+    def tile() -> dict[str, int]:
+        return {p.loop: mid[p.loop] * inner[p.loop] for p in spatial} | full_red
+
+    def outer() -> int:
+        return math.prod(p.extent // (mid[p.loop] * inner[p.loop]) for p in spatial)
+
+    def intensity(t: dict[str, int]) -> float:
+        return math.prod(t.values()) / max(1, footprint(info, t))
+
+    want_outer = 1 if small else min(hw.cores * 2, math.prod(p.extent for p in spatial) // max(1, vector * rows))
+    while True:
+        best = None
+        for p in spatial:
+            rest = p.extent // (mid[p.loop] * inner[p.loop])
+            grow = next((d for d in divisors(rest) if d > 1), None)
+            if grow is None:
+                continue
+            mid[p.loop] *= grow
+            t = tile()
+            ok = (small or footprint(info, t) <= budget) and outer() >= want_outer
+            score = intensity(t)
+            mid[p.loop] //= grow
+            if ok and (best is None or score > best[0]):
+                best = (score, p.loop, grow)
+        if best is None:
+            break
+        mid[best[1]] *= best[2]
+
+    # The remaining outer iterations form the parallel level s0 (MetaSchedule fuses and parallelises it).
+    factors: dict[str, tuple[int, ...]] = {}
+    for p in spatial:
+        rest = p.extent // (mid[p.loop] * inner[p.loop])
+        factors[p.loop] = _levels(p.n or 4, [rest, mid[p.loop], 1, inner[p.loop]])
+    for p in reduce:
+        r1 = red_inner[p.loop]
+        factors[p.loop] = _levels(p.n or 2, [p.extent // r1, r1])
+    accumulators = rows * max(1, math.ceil(vector / lanes))
+    return TilePlan(factors, outer(), vector, accumulators, footprint(info, tile()) * 4)
+
+
+def flops_of(info: BlockInfo) -> int:
+    return math.prod(info.extents.values()) * 2
+
+
+def _limit(p: DecisionPoint) -> int:
+    return p.extent if p.max_innermost_factor in (None, -1) else min(p.extent, p.max_innermost_factor)
+
+
+def _levels(n: int, four: list[int]) -> tuple[int, ...]:
+    """Fold a 4-level spatial (or 2-level reduction) plan into n factors (GPU rules use 5 and 3)."""
+    if n == len(four):
+        return tuple(four)
+    if n < len(four):
+        head = math.prod(four[: len(four) - n + 1])
+        return (head, *four[len(four) - n + 1 :])
+    return (four[0], *([1] * (n - len(four))), *four[1:])
+
+
+def closest(point: DecisionPoint, want: Decision) -> Decision:
+    """`want` when legal, else the legal choice nearest to it (log distance for tiles)."""
+    if want in point.choices:
+        return want
+    if point.kind == TILE:
+
+        def dist(c: tuple[int, ...]) -> float:
+            return sum(abs(math.log(a) - math.log(b)) for a, b in zip(c, want, strict=False)) + (
+                0 if c[-1] == want[-1] else 10
+            )
+
+        return min(point.choices, key=dist)
+    return min(point.choices, key=lambda c: abs(c - want))  # type: ignore[operator]
+
+
+class _Constructor:
+    """One replay of a sketch, every decision by rule."""
+
+    def __init__(self, sketch: Sketch, hw: Hardware, knobs: Knobs):
+        self.sketch, self.hw, self.knobs = sketch, hw, knobs
+        self.plans: dict[str, TilePlan] = {}
+        self.infos: dict[str, BlockInfo | None] = {}
+        by_block: dict[str, list[DecisionPoint]] = {}
+        for p in sketch.points:
+            if p.kind == TILE and p.block:
+                by_block.setdefault(p.block, []).append(p)
+        for block, points in by_block.items():
+            info = block_info(sketch.workload, block)
+            self.infos[block] = info
+            if info is not None and any(info.kinds.get(p.loop or "") == "S" for p in points):
+                self.plans[block] = plan_block(info, points, hw, knobs)
+        self.location_kinds: list[str] = []
+
+    def __call__(self, point: DecisionPoint) -> Decision:
+        if point.kind == TILE:
+            return closest(point, self._tile(point))
+        if point.kind == CATEGORICAL:
+            return self._categorical(point)
+        return self._location(point)
+
+    def _tile(self, p: DecisionPoint) -> Decision:
+        plan = self.plans.get(p.block or "")
+        if plan is not None and p.loop in plan.factors:
+            return plan.factors[p.loop]
+        # A split of its own (rfactor of a long reduction): whole vectors inside, the rest outside.
+        extent, n = p.extent or 1, p.n or 2
+        lanes = self.hw.lanes()
+        innermost = largest_divisor(extent, min(_limit(p), lanes)) or 1
+        return (*[1] * (n - 2), extent // innermost, innermost)
+
+    def _categorical(self, p: DecisionPoint) -> Decision:
+        cands = list(p.candidates or ())
+        if "unroll" in (p.used_by or "") and cands:
+            return min(range(len(cands)), key=lambda i: abs(cands[i] - self.knobs.unroll))
+        return p.sampled if p.sampled in p.choices else p.choices[0]
+
+    def _location(self, p: DecisionPoint) -> Decision:
+        # Producers go to the consumer's cache tile: the deepest loop of its outer (s0/s1) levels, where
+        # the produced slice is reused by the whole tile; else inline, else the consumer's outermost loop.
+        tiled = [i for i, name in enumerate(p.consumer_loops) if name.endswith("_1") and i in p.choices]
+        if tiled:
+            self.location_kinds.append("tile")
+            return tiled[-1]
+        if -2 in p.choices:
+            self.location_kinds.append("inline")
+            return -2
+        loops = [c for c in p.choices if isinstance(c, int) and c >= 0]
+        self.location_kinds.append("outer" if loops else "root")
+        return loops[0] if loops else -1
+
+
+# ---- the micro performance model ------------------------------------------------------------------------
+
+
+def estimate(space: Space, sketch_index: int, cons: _Constructor, decisions: list[Decision], hw: Hardware) -> float:
+    """Latency estimate (seconds) of a constructed program: compute at the efficiency its tiles allow,
+    plus memory traffic, plus penalties for structure the rules know to be slow. Only its ranking matters."""
+    flops = max(space.task.flops, 1.0)
+    sketch = space.sketches[sketch_index]
+    compute = flops / hw.peak_flops
+    memory = 0.0
+    eff = 1.0
+    for plan in cons.plans.values():
+        lanes = hw.lanes()
+        vec_eff = plan.vector / (math.ceil(plan.vector / lanes) * lanes) if plan.vector >= 4 else 0.15
+        par = plan.outer_iters
+        par_eff = par / (math.ceil(par / hw.cores) * hw.cores)
+        acc = plan.accumulators
+        reg_eff = min(1.0, acc / 8) if acc <= 24 else 0.6  # hide FMA latency; spills past the register file
+        cache_eff = 1.0 if plan.core_footprint <= hw.l2_bytes else 0.5
+        eff = min(eff, vec_eff * par_eff * reg_eff * cache_eff)
+        memory += plan.core_footprint * max(1, plan.outer_iters) / (20e9 * hw.cores)
+    if not cons.plans:  # no multi-level tiling: memory bound; vectorised inner splits help a little
+        eff = 0.3
+        memory = sum(4 * math.prod(shape) for _, shape, _ in space.task.params) / 20e9
+    trace_text = str(sketch.trace)
+    bonus = 0.9 if "cache_write" in trace_text else 1.0  # accumulate in a local tile, write once
+    inline_penalty = 1.0 + 0.2 * cons.location_kinds.count("inline") if cons.plans else 1.0
+    root_penalty = 1.0 + 0.1 * cons.location_kinds.count("root")
+    unroll = _unroll_value(sketch, decisions)
+    unroll_penalty = {0: 1.05, 16: 1.0, 64: 1.02, 512: 1.15}.get(unroll, 1.0)
+    rfactor_bonus = 0.95 if "rfactor" in trace_text and not cons.plans else 1.0
+    return (compute / eff + memory) * bonus * inline_penalty * root_penalty * unroll_penalty * rfactor_bonus
+
+
+def _unroll_value(sketch: Sketch, decisions: list[Decision]) -> int:
+    for p, d in zip(sketch.points, decisions, strict=False):
+        if p.kind == CATEGORICAL and "unroll" in (p.used_by or "") and p.candidates:
+            return p.candidates[d]  # type: ignore[index]
+    return 16
+
+
+def program_estimate(cand: Candidate, hw: Hardware) -> float:
+    """The estimate refined on the built program: each parallel loop costs a thread-pool launch, and
+    without one the work runs on a single core."""
+    assert cand.program is not None
+    extents = parallel_extents(cand.program.mod["main"].body)
+    if not extents:
+        return cand.estimate * hw.cores
+    return cand.estimate + PARALLEL_LAUNCH_S * len(extents)
+
+
+def parallel_extents(stmt: Any) -> list[int]:
+    """Extents of the parallel loops under `stmt` (a plain walk: TIR has no Python visitor here)."""
+    if stmt is None:
+        return []
+    if isinstance(stmt, tirx.For) and int(stmt.kind) == int(tirx.ForKind.PARALLEL):
+        return [int(stmt.extent) if isinstance(stmt.extent, tirx.IntImm) else 1]
+    if isinstance(stmt, SBlockRealize):
+        return parallel_extents(stmt.block.body)
+    if isinstance(stmt, tirx.SeqStmt):
+        return [e for s in stmt.seq for e in parallel_extents(s)]
+    return [e for attr in ("body", "then_case", "else_case") for e in parallel_extents(getattr(stmt, attr, None))]
+
+
+# ---- public API -----------------------------------------------------------------------------------------
+
+
+def construct(space: Space, sketch_index: int, knobs: Knobs = Knobs(), hw: Hardware | None = None) -> Candidate:
+    """One rule-built decision vector for one sketch, with the model's estimate (one replay, no measurement)."""
+    hw = hw or Hardware.from_target(space.target)
+    cons = _Constructor(space.sketches[sketch_index], hw, knobs)
+    decisions = replay(space.sketches[sketch_index], cons).decisions
+    return Candidate(sketch_index, decisions, estimate(space, sketch_index, cons, decisions, hw), knobs)
+
+
+def heuristic_candidates(
+    space: Space, k: int = 10, hw: Hardware | None = None, variants: bool = True
+) -> list[Candidate]:
+    """Up to k distinct valid programs, best estimate first. variants=False: the default knobs only.
+
+    Vectors are ranked by the plan's estimate; the best 3k are built and re-ranked on the program."""
+    hw = hw or Hardware.from_target(space.target)
+    knob_sets = [Knobs()]
+    if variants:
+        grid = itertools.product((1, 2, 4), (1, 2, 4, 8), (0.25, 0.5, 1.0), (0, 16, 64), (8,))
+        knob_sets += [Knobs(v, r, c, u, w) for v, r, c, u, w in grid]
+    seen: set[tuple] = set()
+    found: list[Candidate] = []
+    for knobs in knob_sets:
+        for index in range(len(space.sketches)):
+            try:
+                cand = construct(space, index, knobs, hw)
+            except Exception:  # a rule that TVM cannot apply on this sketch: skip that combination
+                continue
+            key = (index, tuple(cand.decisions))
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append(cand)
+    found.sort(key=lambda c: c.estimate)
+    built: list[Candidate] = []
+    for cand in found[: max(3 * k, len(space.sketches))]:
+        try:  # postprocessors may still reject a vector: keep only programs that build
+            cand.program = apply_decisions(space, cand.sketch_index, cand.decisions)
+        except InvalidDecisions:
+            continue
+        cand.estimate = program_estimate(cand, hw)
+        built.append(cand)
+    built.sort(key=lambda c: c.estimate)
+    return built[:k]
+
+
+def heuristic_program(space: Space, hw: Hardware | None = None) -> Candidate:
+    """Top-1: the default rules on every sketch, the model's favourite, as a valid Program."""
+    found = heuristic_candidates(space, k=1, hw=hw, variants=False)
+    if not found:  # every sketch rejected by its postprocessors: try the knob variants
+        found = heuristic_candidates(space, k=1, hw=hw, variants=True)
+    if not found:
+        raise InvalidDecisions(None, f"the heuristic found no valid program for task {space.task.name}")
+    return found[0]
+
+
+@dataclass
+class Measured:
+    candidate: Candidate
+    result: Any  # MeasureResult
+
+
+def heuristic_top_k(
+    space: Space, measurer: Any, k: int = 10, hw: Hardware | None = None
+) -> tuple[list[Measured], float]:
+    """Top-k: the model's k best candidates, measured. Returns (measured, fastest first; seconds spent)."""
+    start = time.perf_counter()
+    cands = heuristic_candidates(space, k=k, hw=hw)
+    results = measurer.measure(space.task, [c.program.mod for c in cands])
+    measured = [Measured(c, r) for c, r in zip(cands, results, strict=True)]
+    measured.sort(key=lambda m: (not m.result.ok, m.result.latency or math.inf))
+    return measured, time.perf_counter() - start
