@@ -65,9 +65,9 @@ def task_row(task, space=None) -> dict:
 
 def build_spaces(args: argparse.Namespace, tasks, target) -> dict:
     """Task id -> Space, for the given tasks."""
-    from tlm_core.progress import bar, step
+    from tlm_core.progress import bar
     from tlm_core.space import SpaceBuilder
 
-    with step("starting the space builder (first use in a process takes ~20 s)", args.quiet):
-        builder = SpaceBuilder.for_target(target)
+    builder = SpaceBuilder.for_target(target)
+    # the first space in a process also pays TVM's ~20 s start-up (tensor intrinsics)
     return {t.id: builder.build(t) for t in bar(tasks, "design spaces", quiet=args.quiet)}
