@@ -44,6 +44,7 @@ __all__ = [
     "number_tokens",
     "point_tokens",
     "read_number",
+    "save_language",
     "sentence_of_points",
     "sketch_token",
     "token_ids",

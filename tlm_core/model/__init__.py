@@ -4,11 +4,12 @@ model = new_model(preset("small"))        # or load_checkpoint("assets/tlm-small
 save_checkpoint(model, dir)               # safetensors + config + tokenizer, from_pretrained-loadable
 """
 
-from .checkpoint import load_checkpoint, new_model, num_parameters, save_checkpoint, train_state
+from .checkpoint import default_checkpoint, load_checkpoint, new_model, num_parameters, save_checkpoint, train_state
 from .config import PRESETS, TLMConfig, preset
 
 __all__ = [
     "PRESETS",
+    "default_checkpoint",
     "TLMConfig",
     "load_checkpoint",
     "new_model",

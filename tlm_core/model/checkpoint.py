@@ -13,7 +13,14 @@ import torch
 from ..language import check_language, save_language
 from .config import TLMConfig
 
-TRAIN_STATE = "train_state.json"  # optional: step, optimizer-free progress, written by tlm_core.train
+TRAIN_STATE = "train_state.json"
+
+
+def _quiet_transformers() -> None:
+    """No progress bars from transformers when writing or reading a checkpoint (ours print their own)."""
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()  # optional: step, optimizer-free progress, written by tlm_core.train
 
 
 def new_model(config: TLMConfig, seed: int = 0):
@@ -28,6 +35,7 @@ def new_model(config: TLMConfig, seed: int = 0):
 
 def save_checkpoint(model, directory: str | Path, extra: dict | None = None) -> Path:
     """Weights (safetensors), config and tokenizer into `directory`; `extra` goes to train_state.json."""
+    _quiet_transformers()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(directory, safe_serialization=True)
@@ -41,6 +49,7 @@ def load_checkpoint(directory: str | Path):
     """The model in a checkpoint folder, in eval mode; refuses one written for another language version."""
     from transformers import GPT2LMHeadModel
 
+    _quiet_transformers()
     directory = Path(directory)
     if not (directory / "config.json").exists():
         raise FileNotFoundError(f"no checkpoint in {directory} (config.json missing)")
@@ -57,3 +66,8 @@ def num_parameters(model) -> int:
 def train_state(directory: str | Path) -> dict:
     path = Path(directory) / TRAIN_STATE
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def default_checkpoint() -> Path:
+    """Where the shipped checkpoint lives in a checkout: assets/tlm-small."""
+    return Path(__file__).resolve().parents[2] / "assets" / "tlm-small"

@@ -1,0 +1,175 @@
+"""TLM commands: `tlm generate` (schedules written by the model) and `tlm train corpus|pretrain|finetune`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table, task_row
+
+
+def load_generator(args: argparse.Namespace):
+    """The Generator of --checkpoint, else the shipped checkpoint, else (only with --random-init) an untrained one."""
+    from tlm_core.generator import Generator
+    from tlm_core.model import default_checkpoint, new_model, preset
+
+    if args.random_init:
+        return Generator(new_model(preset(args.preset), seed=args.seed)), f"untrained {args.preset} (random init)"
+    path = Path(args.checkpoint) if args.checkpoint else default_checkpoint()
+    if not (path / "config.json").exists():
+        raise FileNotFoundError(
+            f"no TLM checkpoint at {path}: pass --checkpoint DIR (from `tlm train pretrain`), or --random-init "
+            "to generate with an untrained model"
+        )
+    return Generator.from_checkpoint(path), str(path)
+
+
+def cmd_generate(args: argparse.Namespace) -> None:
+    from tlm_core.program import InvalidDecisions, apply_decisions
+    from tlm_core.progress import bar, step
+
+    generator, source = load_generator(args)
+    _, part, target = load_partition(args)
+    tasks = [part.task(args.task)] if args.task else part.tasks
+    spaces = build_spaces(args, tasks, target)
+    docs = []
+    for task in bar(tasks, "generating", quiet=args.quiet):
+        space = spaces[task.id]
+        start = time.perf_counter()
+        cands = generator.generate(space, args.candidates, args.temperature, args.top_k, args.seed)
+        seconds = time.perf_counter() - start
+        rows, programs = [], []
+        for g in cands:
+            try:
+                programs.append(apply_decisions(space, g.sketch_index, g.decisions))
+                valid, error = True, None
+            except InvalidDecisions as err:  # never expected: decoding is constrained
+                programs.append(None)
+                valid, error = False, str(err)
+            rows.append({**g.to_dict(steps=args.steps), "valid": valid, "error": error})
+        docs.append({**task_row(task, space), "seconds": seconds, "candidates": rows, "programs": programs})
+    if args.measure:
+        from tlm_core.measure import Measurer
+
+        with step("measuring the candidates", args.quiet), Measurer(target) as m:
+            for doc in docs:
+                mods = [p.mod for p in doc["programs"] if p is not None]
+                results = m.measure(part.task(doc["id"]), mods) if mods else []
+                ok = [r.latency for r in results if r.ok]
+                doc["best_latency_s"] = min(ok) if ok else None
+                doc["latencies_s"] = [r.latency for r in results]
+    for doc in docs:
+        del doc["programs"]
+    valid = sum(c["valid"] for d in docs for c in d["candidates"])
+    total = sum(len(d["candidates"]) for d in docs)
+    out = {"model": args.model, "checkpoint": source, "target": str(target), "tasks": docs,
+           "valid": valid, "candidates": total}  # fmt: skip
+    rows = []
+    for d in docs:
+        best = d["candidates"][0]
+        rows.append({
+            "id": d["id"], "name": d["name"][:40], "cands": len(d["candidates"]), "sketch": best["sketch"],
+            "decisions": str(best["decisions"])[:60], "valid": all(c["valid"] for c in d["candidates"]),
+            "gen": fmt_secs(d["seconds"]), "latency": fmt_secs(d.get("best_latency_s")),
+        })  # fmt: skip
+    cols = ["id", "name", "cands", "sketch", "decisions", "valid", "gen"] + (["latency"] if args.measure else [])
+    text = f"checkpoint: {source}\n" + table(rows, cols) + f"\nvalid: {valid}/{total} candidates"
+    if args.task and not args.json:
+        text += "\n" + "\n".join(c["sentence"] for c in docs[0]["candidates"][:1])
+    emit(args, out, text)
+
+
+def cmd_corpus(args: argparse.Namespace) -> None:
+    from tlm_core.train import write_corpus
+
+    n = write_corpus(args.models, args.out, args.per_task, args.seed, args.quiet)
+    emit(args, {"out": args.out, "sentences": n, "models": args.models}, f"{n} sentences appended to {args.out}")
+
+
+def _settings(args: argparse.Namespace):
+    from tlm_core.train import TrainSettings
+
+    return TrainSettings(steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
+                         save_every=args.save_every, max_seconds=args.max_minutes * 60 if args.max_minutes else None,
+                         seed=args.seed, threads=args.threads)  # fmt: skip
+
+
+def cmd_pretrain(args: argparse.Namespace) -> None:
+    from tlm_core.model import preset
+    from tlm_core.train import pretrain
+
+    info = pretrain(args.corpus, args.out, _settings(args), preset(args.preset), quiet=args.quiet)
+    emit(args, info, f"pre-trained to step {info['step']}, loss {info['loss']:.4f}: {args.out}")
+
+
+def cmd_finetune(args: argparse.Namespace) -> None:
+    from tlm_core.frontend import load_model
+    from tlm_core.partition import partition
+    from tlm_core.records import RecordStore
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+    from tlm_core.train import finetune, finetune_examples
+
+    target = host_target(args.target)
+    builder = SpaceBuilder.for_target(target)
+    store = RecordStore(args.records)
+    spaces = {}
+    for name in args.models:
+        for task in partition(load_model(name), target).tasks:
+            if store.records(task.id):
+                spaces[task.id] = builder.build(task)
+    examples = finetune_examples(spaces, store, args.top)
+    if not examples:
+        raise ValueError(f"no successful records of the tasks of {', '.join(args.models)} in {args.records}")
+    info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
+    emit(args, info, f"fine-tuned on {len(examples)} programs to step {info['step']}, loss {info['loss']:.4f}")
+
+
+def _training_options(sp: argparse.ArgumentParser, steps: int) -> None:
+    sp.add_argument("--out", required=True, help="checkpoint folder (resumed when it already holds this phase)")
+    sp.add_argument("--steps", type=int, default=steps)
+    sp.add_argument("--batch-size", type=int, default=16)
+    sp.add_argument("--lr", type=float, default=1e-3)
+    sp.add_argument("--warmup", type=int, default=100)
+    sp.add_argument("--save-every", type=int, default=100)
+    sp.add_argument("--max-minutes", type=float, help="stop with a checkpoint after this much wall time")
+    sp.add_argument("--threads", type=int, default=1, help="torch threads (1 is best on a shared 2-core CPU)")
+    sp.add_argument("--seed", type=int, default=0)
+
+
+def register(sub: argparse._SubParsersAction, add) -> None:
+    from tlm_core.model import PRESETS
+    from tlm_core.train import TRAIN_MODELS
+
+    sp = add(sub, "generate", cmd_generate, "schedules written by the TLM for every task (or one) of a model")
+    sp.add_argument("--task", help="task id, id prefix or fused function name (default: every task)")
+    sp.add_argument("--candidates", type=int, default=1, metavar="K", help="distinct candidates per task")
+    sp.add_argument("--temperature", type=float, default=0.0, help="0: greedy (K=1) or beam search; >0: sampling")
+    sp.add_argument("--top-k", type=int, help="sample among the k most likely legal tokens")
+    sp.add_argument("--checkpoint", help="checkpoint folder (default: the shipped assets/tlm-small)")
+    sp.add_argument("--random-init", action="store_true", help="use an untrained model (no checkpoint)")
+    sp.add_argument("--preset", default="small", choices=list(PRESETS), help="model size for --random-init")
+    sp.add_argument("--measure", action="store_true", help="measure the candidates; report the best latency")
+    sp.add_argument("--steps", action="store_true", help="include every decoding step in --json output")
+    sp.add_argument("--seed", type=int, default=0)
+
+    train = sub.add_parser("train", help="pre-train or fine-tune the TLM", description="pre-train or fine-tune")
+    tsub = train.add_subparsers(dest="train_command", required=True)
+    sp = add(tsub, "corpus", cmd_corpus, "sample a pre-training corpus of random legal sentences", model=False)
+    sp.add_argument("--out", required=True, help="JSON-lines file to append to")
+    sp.add_argument("--models", nargs="+", default=TRAIN_MODELS)
+    sp.add_argument("--per-task", type=int, default=48)
+    sp.add_argument("--seed", type=int, default=0)
+    sp = add(tsub, "pretrain", cmd_pretrain, "causal-LM pre-training on corpus files (resumable)", model=False)
+    sp.add_argument("corpus", nargs="+", help="JSON-lines corpus files from `tlm train corpus`")
+    sp.add_argument("--preset", default="small", choices=list(PRESETS))
+    _training_options(sp, steps=1500)
+    sp = add(tsub, "finetune", cmd_finetune, "fine-tune on the best measured programs (loss on decisions)",
+             model=False)  # fmt: skip
+    sp.add_argument("records", help="a records directory (MetaSchedule JSONDatabase)")
+    sp.add_argument("--init", help="checkpoint to start from (e.g. a pre-trained one)")
+    sp.add_argument("--models", nargs="+", default=TRAIN_MODELS, help="models whose tasks the records cover")
+    sp.add_argument("--top", type=int, default=1, help="best distinct programs per task")
+    sp.add_argument("--target", default="llvm", choices=["llvm", "cuda", "auto"])
+    _training_options(sp, steps=300)

@@ -1,0 +1,91 @@
+"""The Generator: a TLM writes every decision of a task's space, always legally.
+
+gen = Generator.from_checkpoint("assets/tlm-small")          # or Generator(new_model(preset("tiny")))
+best = gen.greedy(space)                                     # deterministic
+cands = gen.generate(space, candidates=10, temperature=1.0)  # k distinct samples (beam search at temperature 0)
+again = gen.override(space, best, index=2, value=(4, 8, 1, 4)) # force decision 2, re-decode the rest
+
+Sketch choice: the model picks the sketch itself (token s<i> right after the prompt, masked to the task's
+sketches), so greedy decoding gives one program per task and candidates may come from different sketches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..language import make_prompt
+from ..space import Decision, Space
+from .beam import beam_search
+from .decode import Policy, decode_one
+from .lm import torch_threads
+from .record import Generation
+
+
+class Generator:
+    def __init__(self, model, threads: int | None = 1) -> None:
+        """threads: torch intra-op threads while generating (None: leave torch's setting alone)."""
+        self.model = model.eval()
+        self.threads = threads
+
+    @classmethod
+    def from_checkpoint(cls, directory: str | Path) -> Generator:
+        from ..model import load_checkpoint
+
+        return cls(load_checkpoint(directory))
+
+    def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
+        """The most likely token at every step: the same input always gives the same output."""
+        with torch_threads(self.threads):
+            return decode_one(self.model, space, make_prompt(space), Policy(), sketch_index=sketch_index)
+
+    def sample(
+        self,
+        space: Space,
+        k: int = 1,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        seed: int = 0,
+        max_attempts: int | None = None,
+    ) -> list[Generation]:
+        """Up to k distinct programs, sampled (seeded: reproducible). Fewer when the space (or the model's
+        support under top-k) has fewer than k programs within `max_attempts` (default 4k) samples."""
+        prompt = make_prompt(space)
+        policy = Policy(max(temperature, 1e-6), top_k, torch.Generator().manual_seed(seed))
+        found: dict[tuple, Generation] = {}
+        with torch_threads(self.threads):
+            for _ in range(max_attempts or 4 * k):
+                g = decode_one(self.model, space, prompt, policy)
+                g.method = "sample"
+                found.setdefault(g.key, g)
+                if len(found) == k:
+                    break
+        return sorted(found.values(), key=lambda g: -g.logprob)
+
+    def beam(self, space: Space, k: int = 4) -> list[Generation]:
+        """The k most likely distinct programs by beam search, best first."""
+        with torch_threads(self.threads):
+            return beam_search(self.model, space, make_prompt(space), k)
+
+    def generate(
+        self, space: Space, candidates: int = 1, temperature: float = 0.0, top_k: int | None = None, seed: int = 0
+    ) -> list[Generation]:
+        """One greedy program, or k distinct candidates: beam search at temperature 0, sampling above it."""
+        if candidates <= 1 and temperature <= 0:
+            return [self.greedy(space)]
+        if temperature <= 0:
+            return self.beam(space, candidates)
+        return self.sample(space, candidates, temperature, top_k, seed)
+
+    def override(self, space: Space, generation: Generation, index: int, value: Decision) -> Generation:
+        """`generation` with decision `index` forced to `value`: earlier decisions and the sketch are kept,
+        later ones re-decoded greedily under the same constraints. ValueError when `value` is illegal there."""
+        forced = {i: d for i, d in enumerate(generation.decisions[:index])}
+        forced[index] = value
+        return self.force(space, forced, generation.sketch_index)
+
+    def force(self, space: Space, forced: dict[int, Decision], sketch_index: int | None = None) -> Generation:
+        """Greedy decoding with some decisions fixed by the caller (any subset, by decision index)."""
+        with torch_threads(self.threads):
+            return decode_one(self.model, space, make_prompt(space), Policy(), forced, sketch_index)

@@ -1,0 +1,32 @@
+"""Training the TLM: pre-training on sampled sentences, fine-tuning on the best measured programs.
+
+write_corpus(TRAIN_MODELS, "corpus.jsonl", per_task=48)          # random legal sentences, no measurement
+pretrain(["corpus.jsonl"], "ckpt/", TrainSettings(steps=1500))   # resumable; log.jsonl in the folder
+finetune(finetune_examples(spaces, RecordStore(dir)), "ft/", settings, init_from="ckpt/")
+"""
+
+from .corpus import HELD_OUT_MODELS, TRAIN_MODELS, random_sentences, read_corpus, write_corpus
+from .data import Example, batches, decision_example, lm_example
+from .finetune import best_sentences, finetune, finetune_examples, record_decisions
+from .loop import LOG_FILE, TrainSettings, train
+from .pretrain import pretrain
+
+__all__ = [
+    "HELD_OUT_MODELS",
+    "LOG_FILE",
+    "TRAIN_MODELS",
+    "Example",
+    "TrainSettings",
+    "batches",
+    "best_sentences",
+    "decision_example",
+    "finetune",
+    "finetune_examples",
+    "lm_example",
+    "pretrain",
+    "random_sentences",
+    "read_corpus",
+    "record_decisions",
+    "train",
+    "write_corpus",
+]
