@@ -1,0 +1,79 @@
+"""Run a compiled model with the Relax VM: check it against PyTorch and time it (median of repeats)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from tlm_core.compile.build import Compiled
+from tlm_core.frontend import LoadedModel
+from tlm_core.measure.check import errors, tolerance
+from tlm_core.target import device_for
+
+
+@dataclass
+class RunReport:
+    latency: float  # median over `repeat` timed runs, seconds
+    latencies: list[float]
+    max_abs_error: float | None  # vs PyTorch on the same inputs (None without a reference)
+    max_rel_error: float | None
+    ok: bool  # matched the reference within the measurement tolerance (True when there is none)
+    pytorch_latency: float | None = None  # PyTorch eager on the same inputs, same repeats
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _flatten(out: object) -> list[np.ndarray]:
+    if isinstance(out, (list, tuple)) or type(out).__name__ == "Array":
+        return [a for o in out for a in _flatten(o)]
+    return [out.numpy()] if hasattr(out, "numpy") else []
+
+
+def run_model(
+    model: LoadedModel, compiled: Compiled, repeat: int = 10, seed: int = 0, with_pytorch: bool = True
+) -> RunReport:
+    """Run once for the check, then `repeat` timed runs (each at least a few ms of work)."""
+    if not compiled.relax:
+        raise ValueError("this module has no Relax main (a TVMScript operator): measure its task instead")
+    dev = device_for(compiled.target)
+    vm = relax.VirtualMachine(compiled.executable, dev)
+    inputs = model.random_inputs(seed)
+    args = [tvm.runtime.tensor(a, dev) for a in inputs]
+    outs = _flatten(vm["main"](*args))
+    max_abs = max_rel = None
+    ok = True
+    if model.reference is not None:
+        refs = model.reference(inputs)
+        max_abs, max_rel = 0.0, 0.0
+        for out, ref in zip(outs, refs, strict=False):
+            if out.shape != ref.shape:
+                max_abs = max_rel = float("inf")
+                break
+            a, r = errors(out, ref)
+            max_abs, max_rel = max(max_abs, a), max(max_rel, r)
+            ok = ok and r <= max(tolerance(str(ref.dtype)), 1e-3) * 10  # whole models: 10x a kernel's margin
+        ok = ok and len(outs) >= len(refs) and max_rel != float("inf")
+    timer = vm.time_evaluator("main", dev, number=1, repeat=repeat, min_repeat_ms=5)
+    latencies = [float(t) for t in timer(*args).results]
+    report = RunReport(statistics.median(latencies), latencies, max_abs, max_rel, ok)
+    if with_pytorch and model.reference is not None:
+        report.pytorch_latency = pytorch_latency(model, inputs, repeat)
+    return report
+
+
+def pytorch_latency(model: LoadedModel, inputs: list[np.ndarray], repeat: int = 10) -> float:
+    """Median latency of the PyTorch reference (eager) on the same inputs, after one warm-up run."""
+    assert model.reference is not None
+    model.reference(inputs)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        model.reference(inputs)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
