@@ -10,7 +10,7 @@ from tlm_core.partition.task import task_from_primfunc
 from tlm_core.program import apply_decisions
 from tlm_core.space import COMPUTE_LOCATION, TILE
 from tlm_core.viz import teach
-from tlm_core.viz.graph import graph_figure
+from tlm_core.viz.graph import FADED, graph_figure
 from tlm_core.viz.loopnest import LoopRow, loop_nest, loop_nest_figure
 from tlm_core.viz.space import (
     choices_table,
@@ -151,8 +151,9 @@ def test_subgraph_rows_search_and_kinds():
     assert fused_bytes_saved(g, 0) == 2 * 2 * 32 * 4
     assert "matmul + add + relu" in teach.fusion_text(g, 0)
     fig = graph_figure(g, selected=0, highlight={1})
-    opacities = [o for t in fig.data[1:] for o in t.marker.opacity]
-    assert sorted(opacities) == [1.0, 1.0]  # selected and highlighted
+    colors = {n: c for t in fig.data[1:] for n, c in zip(t.customdata, t.marker.color, strict=True)}
+    assert colors[0] != FADED and colors[1] != FADED  # selected and highlighted
+    assert graph_figure(g, highlight=set()).data[1].marker.color[0] == FADED
 
 
 def test_model_summary_on_a_sample():

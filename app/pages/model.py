@@ -42,8 +42,8 @@ if ss.get("source") == "upload" and "upload" in ss:
     st.button(f"Back to the sample {ss.w_sample}", on_click=_pick_sample)
 
 label, model, part = state.current_model()
-for note in model.notes:
-    st.info(note)
+if model.notes:
+    st.caption(" · ".join(model.notes))
 g = part.graph
 summary = model_summary(part)
 cols = st.columns(6)
@@ -55,11 +55,6 @@ cols[4].metric("Tuning tasks", summary["tasks"])
 cols[5].metric("Inputs", ", ".join(f"{i.name} {list(i.shape)}" for i in model.inputs))
 
 current = state.current_subgraph(label, part)
-f1, f2 = st.columns([2, 3])
-query = f1.text_input("Search subgraphs", placeholder="name, operator or task id, e.g. matmul")
-kinds = f2.multiselect("Kinds", [k for k in KINDS if any(d["kind"] == k for _, d in g.nodes(data=True))])
-rows = subgraph_rows(g, query, kinds)
-shown = {r["node"] for r in rows} if (query or kinds) else None
 
 
 def _graph_pick() -> None:
@@ -75,10 +70,6 @@ def _table_pick() -> None:
 
 
 graph_col, info_col = st.columns([3, 2])
-with graph_col:
-    st.caption("Click a node (or pick a row below) to make it the current subgraph. Colour = kind.")
-    fig = graph_figure(g, selected=current, highlight=shown)
-    st.plotly_chart(fig, on_select=_graph_pick, selection_mode="points", key="graph")
 with info_col:
     ss.w_node = current
     st.selectbox("Current subgraph", list(g.nodes), key="w_node", format_func=lambda n: f"#{n} {g.nodes[n]['func']}",
@@ -89,9 +80,17 @@ with info_col:
     st.page_link("pages/space.py", label="Open its schedule space", icon=":material/grid_on:")
     with st.expander("What is fusion? (this subgraph)"):
         st.markdown(fusion_text(g, current))
+    f1, f2 = st.columns(2)
+    query = f1.text_input("Search subgraphs", placeholder="name, operator or task id")
+    kinds = f2.multiselect("Kinds", [k for k in KINDS if any(d["kind"] == k for _, d in g.nodes(data=True))])
+    rows = subgraph_rows(g, query, kinds)
     ss.table_nodes = [r["node"] for r in rows]
     st.dataframe(rows, hide_index=True, on_select=_table_pick, selection_mode="single-row", key="table", height=360)
-
+with graph_col:
+    st.caption("Click a node (or pick a row on the right) to make it the current subgraph. Colour = kind.")
+    shown = {r["node"] for r in rows} if (query or kinds) else None
+    fig = graph_figure(g, selected=current, highlight=shown)
+    st.plotly_chart(fig, on_select=_graph_pick, selection_mode="points", key="graph")
 with st.expander(f"Tuning tasks: {len(part.tasks)} unique workloads, weight = calls"):
     tasks = [{"id": t.id, "name": t.name, "weight": t.weight, "MFLOPs": t.flops / 1e6} for t in part.tasks]
     st.dataframe(tasks, hide_index=True, key="tasks")

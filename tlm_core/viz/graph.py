@@ -16,6 +16,9 @@ COLORS = dict(
 )
 
 
+FADED = "#e3e3e3"
+
+
 def layered_positions(graph: nx.DiGraph) -> dict[int, tuple[float, float]]:
     """Layer = longest path from a source (so every edge points down); nodes centred within a layer."""
     depth: dict[int, int] = {}
@@ -43,14 +46,16 @@ def _hover(node: int, data: dict) -> str:
 def graph_figure(
     graph: nx.DiGraph, selected: int | None = None, height: int | None = None, highlight: set[int] | None = None
 ) -> go.Figure:
-    """Nodes coloured by kind, the selected one enlarged; with `highlight`, the other nodes are faded."""
+    """Nodes coloured by kind, the selected one enlarged; with `highlight`, the other nodes are greyed out."""
     pos = layered_positions(graph)
     ex, ey = [], []
     for a, b in graph.edges:
         ex += [pos[a][0], pos[b][0], None]
         ey += [pos[a][1], pos[b][1], None]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line={"color": "#bbb", "width": 1}, hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(x=ex, y=ey, mode="lines", line={"color": "#bbb", "width": 1}, hoverinfo="skip", showlegend=False)
+    )
     for kind in KINDS:
         nodes = [n for n, d in graph.nodes(data=True) if d["kind"] == kind]
         if not nodes:
@@ -64,10 +69,12 @@ def graph_figure(
                 customdata=nodes,
                 marker={
                     "size": [16 if n == selected else 11 for n in nodes],
-                    "color": COLORS[kind],
+                    "color": [
+                        COLORS[kind] if highlight is None or n in highlight or n == selected else FADED for n in nodes
+                    ],
                     "line": {"width": [3 if n == selected else 0 for n in nodes], "color": "black"},
-                    "opacity": [1.0 if highlight is None or n in highlight or n == selected else 0.2 for n in nodes],
                 },
+                unselected={"marker": {"opacity": 1.0}},  # a click picks a node; it must not fade the others
                 hovertext=[_hover(n, graph.nodes[n]) for n in nodes],
                 hoverinfo="text",
             )

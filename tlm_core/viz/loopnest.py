@@ -105,6 +105,7 @@ def loop_nest_figure(rows: list[LoopRow], height: int | None = None) -> go.Figur
                 y=idx,
                 base=[rows[i].depth for i in idx],
                 x=[right - rows[i].depth for i in idx],
+                width=[0.85] * len(idx),  # one row each (Plotly would size bars by the trace's own spacing)
                 marker={"color": KIND_COLORS[kind], "line": {"width": 0.5, "color": "white"}},
                 text=[rows[i].label() + (f"  ({rows[i].note})" if rows[i].note else "") for i in idx],
                 textposition="inside",

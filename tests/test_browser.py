@@ -1,0 +1,196 @@
+"""End to end in a real browser: Playwright (sync API) drives Debian's Chromium against `streamlit run`.
+
+The steps run in order on one page, as a user would: open the app, choose a sample, click a graph node, open its
+schedule space, change a decision, measure, upload a bad file. Screenshots go to assets/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).parents[1]
+SHOTS = ROOT / "assets" / "screenshots"
+SAMPLE = "bert-tiny"  # branches (attention) make a telling graph; its matmul spaces build fast
+SLOW = 300_000  # ms: the first schedule space in a fresh server process pays TVM's start-up
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian's Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+expect = sync_api.expect
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory) -> Iterator[str]:
+    """`streamlit run app/studio.py` on a free port, until the session ends."""
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    env = {**os.environ, "TLM_CACHE_DIR": str(tmp_path_factory.mktemp("tlm-cache"))}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app/studio.py", "--server.port", str(port)]
+    cmd += ["--server.headless", "true", "--server.address", "localhost"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://localhost:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start (exit code {proc.poll()}); see {log.name}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        page.set_default_timeout(60_000)
+        page.goto(server)
+        yield page
+        browser.close()
+
+
+def selectbox(page, label: str):
+    return page.get_by_test_id("stSelectbox").filter(has=page.get_by_text(label, exact=True))
+
+
+def choose(page, label: str, option: str) -> None:
+    """Open a Streamlit selectbox by its label and click an option."""
+    selectbox(page, label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def wait_idle(page, timeout: int = SLOW) -> None:
+    """Until the script run the last interaction started has finished."""
+    page.wait_for_timeout(300)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout)
+
+
+def value(page, label: str) -> str:
+    """What a Streamlit selectbox shows (its combobox input's value)."""
+    return selectbox(page, label).locator("input").input_value()
+
+
+def screenshot(page, name: str, height: int) -> None:
+    """The top of the page at `height` px (Streamlit scrolls inside its own container, not the window)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    page.mouse.move(0, 0)
+    page.evaluate("document.querySelectorAll('*').forEach(e => { if (e.scrollTop > 0) e.scrollTop = 0; })")
+    page.set_viewport_size({"width": size["width"], "height": height})
+    page.wait_for_timeout(1500)  # let Plotly re-lay out to the new size
+    page.screenshot(path=str(SHOTS / name))
+    page.set_viewport_size(size)
+
+
+def click_graph_node(page, trace: int, point: int) -> None:
+    """Click a point of the partitioned-graph figure at its pixel position (from Plotly's own axes)."""
+    graph = page.locator(".js-plotly-plot").first
+    graph.scroll_into_view_if_needed()
+    xy = graph.evaluate(
+        """(gd, [t, i]) => {
+            const L = gd._fullLayout, d = gd._fullData[t], box = gd.getBoundingClientRect();
+            return [box.left + L.xaxis._offset + L.xaxis.l2p(d.x[i]), box.top + L.yaxis._offset + L.yaxis.l2p(d.y[i])];
+        }""",
+        [trace, point],
+    )
+    page.mouse.move(xy[0], xy[1])
+    page.wait_for_timeout(300)
+    page.mouse.click(xy[0], xy[1])
+
+
+def test_open_the_app_and_choose_a_sample(page):
+    expect(page.get_by_text("Subgraph calls", exact=True)).to_be_visible(timeout=SLOW)
+    choose(page, "Sample model", SAMPLE)
+    expect(page.get_by_text(f"{SAMPLE}: ").first).to_be_visible(timeout=SLOW)
+    wait_idle(page)
+    assert value(page, "Sample model") == SAMPLE
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+
+
+def test_click_a_graph_node_to_make_it_current(page):
+    graph = page.locator(".js-plotly-plot").first
+    before = value(page, "Current subgraph")
+    # trace 0 holds the edges; trace 1 the first kind's nodes: click one that is not current yet
+    nodes = graph.evaluate("gd => gd._fullData[1].customdata")
+    point = next(i for i, n in enumerate(nodes) if not before.startswith(f"#{n} "))
+    click_graph_node(page, 1, point)
+    wait_idle(page)
+    expect(selectbox(page, "Current subgraph").locator("input")).to_have_value(
+        re.compile(f"^#{nodes[point]} "), timeout=60_000
+    )
+    screenshot(page, "model.png", 1250)
+
+
+def test_schedule_space_change_a_decision_and_measure(page):
+    func = value(page, "Current subgraph").split(" ", 1)[1]
+    page.get_by_role("link", name="Open its schedule space").click()
+    expect(page.get_by_role("button", name="Measure")).to_be_visible(timeout=SLOW)
+    expect(page.get_by_text(func).first).to_be_visible()
+    scheduled = page.get_by_test_id("stCode").filter(has_text="T.parallel").first
+    before = scheduled.inner_text()
+    # a tile decision with more than two legal choices: pick one that is not the current choice
+    tiles = page.get_by_test_id("stSelectbox").filter(has_text="tile of loop")
+    for i in range(tiles.count()):
+        box = tiles.nth(i)
+        box.click()
+        options = page.get_by_role("option").all_inner_texts()
+        current = box.locator("input").input_value()
+        if len(options) > 2:
+            new = next(t.strip() for t in options if t.strip() != current)
+            page.get_by_role("option", name=new, exact=True).click()
+            break
+        page.keyboard.press("Escape")
+    else:
+        pytest.fail("no tile decision with more than two legal choices")
+    wait_idle(page)
+    expect(box.locator("input")).to_have_value(new)
+    expect(page.get_by_test_id("stCode").filter(has_text="T.parallel").first).not_to_have_text(before)
+    page.get_by_role("button", name="Measure").click()
+    expect(page.get_by_test_id("stMetric").filter(has_text="Numeric check")).to_contain_text("passed", timeout=SLOW)
+    expect(page.get_by_test_id("stMetric").filter(has_text="GFLOP/s")).to_be_visible()
+    screenshot(page, "space.png", 2300)
+
+
+def test_bad_upload_shows_its_error(page, tmp_path):
+    page.get_by_test_id("stSidebarNav").get_by_text("Model").click()
+    expect(page.get_by_text("Subgraph calls", exact=True)).to_be_visible(timeout=SLOW)
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(bytes(range(256)) * 4)
+    page.locator("input[type=file]").set_input_files(str(bad))
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("not a valid ONNX file", timeout=60_000)
+    expect(page.get_by_text("Subgraph calls", exact=True)).to_be_visible()  # still up, the sample still shown
