@@ -151,3 +151,14 @@ def test_measure_on_the_spot(space_page):
     assert m["Numeric check"] == "passed"
     assert float(m["Latency (median)"].split()[0].replace(",", "")) > 0
     assert float(m["GFLOP/s"].replace(",", "")) > 0
+
+
+def test_space_page_of_a_subgraph_without_decisions():
+    at = start()
+    option = next(o for o in at.selectbox(key="w_node").options if o.split()[1] == "reshape")
+    at.session_state["subgraph"] = (sample_models.DEFAULT, int(option.split()[0][1:]))
+    at.switch_page("pages/space.py").run()
+    assert not at.exception, at.exception
+    assert any("no decisions" in i.value for i in at.info)
+    assert any("No loop of this sketch is tiled" in c.value for c in at.caption)
+    assert any("T.parallel" in c.value or "T.vectorized" in c.value for c in at.code)

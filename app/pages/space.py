@@ -7,7 +7,14 @@ from widgets import decision_editor, reset_decisions, show_measurement
 from tlm_core.program import InvalidDecisions, apply_decisions
 from tlm_core.viz import teach
 from tlm_core.viz.loopnest import loop_nest, loop_nest_figure
-from tlm_core.viz.space import choices_table, points_table, sketch_annotations, tiling_figure, tiling_grid
+from tlm_core.viz.space import (
+    choices_table,
+    points_table,
+    replay_with,
+    sketch_annotations,
+    tiling_figure,
+    tiling_grid,
+)
 
 ss = st.session_state
 st.title("Schedule space")
@@ -35,12 +42,16 @@ sketch = space.sketches[index]
 prefix = f"dec-{task.id}-{index}"
 st.subheader("Decisions, in program order")
 st.caption("Each box offers only the choices legal at that point, given the ones before it.")
-replayed = decision_editor(sketch, prefix)
-st.button("Reset to TVM's sampled decisions", on_click=reset_decisions, args=(prefix,))
-st.dataframe(points_table(replayed.points, replayed.decisions), hide_index=True, key="points")
-with st.expander("All legal choices of one decision point"):
-    i = st.selectbox("Decision point", range(len(sketch.points)), format_func=lambda i: replayed.points[i].title())
-    st.dataframe(choices_table(replayed.points[i]), hide_index=True)
+if sketch.points:
+    replayed = decision_editor(sketch, prefix)
+    st.button("Reset to TVM's sampled decisions", on_click=reset_decisions, args=(prefix,))
+    st.dataframe(points_table(replayed.points, replayed.decisions), hide_index=True)
+    with st.expander("All legal choices of one decision point"):
+        i = st.selectbox("Decision point", range(len(sketch.points)), format_func=lambda i: sketch.points[i].title())
+        st.dataframe(choices_table(replayed.points[i]), hide_index=True)
+else:
+    replayed = replay_with(sketch, {})
+    st.info("This sketch has no decisions: the rules fix its schedule (e.g. parallel and vectorised loops).")
 
 try:
     program = apply_decisions(space, index, replayed.decisions)
@@ -52,7 +63,11 @@ rows = loop_nest(program.mod)
 tiles, nest = st.columns([2, 3])
 with tiles:
     st.markdown("**Tiling**: where each tile factor lands, outer → inner")
-    st.plotly_chart(tiling_figure(tiling_grid(sketch, replayed.points, replayed.decisions)), key="tiling")
+    grid = tiling_grid(sketch, replayed.points, replayed.decisions)
+    if grid.rows:
+        st.plotly_chart(tiling_figure(grid), key="tiling")
+    else:
+        st.caption("No loop of this sketch is tiled.")
 with nest:
     st.markdown("**Loop nest** of the scheduled program (colour = loop kind)")
     st.plotly_chart(loop_nest_figure(rows), key="loopnest")
