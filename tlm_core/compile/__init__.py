@@ -14,6 +14,7 @@ from tlm_core.compile.schedules import (
     default_schedules,
     heuristic_schedules,
     load_database,
+    search_schedules,
 )
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "pytorch_latency",
     "run_model",
     "schedules_database",
+    "search_schedules",
 ]

@@ -78,3 +78,19 @@ def best_in_database(db: ms.database.Database, task: Task, target: Target) -> tu
         return None, None
     secs = [float(s) for s in records[0].run_secs or []]
     return records[0].trace, (sorted(secs)[len(secs) // 2] if secs else None)
+
+
+def search_schedules(part: Partition, target: Target, trials: int, measurer, store, on_trial=None):
+    """Ansor-style evolutionary search over every task (records into `store`), then each task's best.
+
+    Returns (schedules, SearchResult); a task's seconds are its share of the search's wall time by trials."""
+    from tlm_core.baselines.search import search
+
+    result = search(part.tasks, target, trials, measurer, store=store, on_trial=on_trial)
+    out = database_schedules(store.tvm_database(), part, target, "search")
+    total = max(1, len(result.trials))
+    for task in part.tasks:
+        mine = len(result.trials_of(task.id))
+        out[task.id].trials = mine
+        out[task.id].seconds = result.seconds * mine / total
+    return out, result

@@ -1,0 +1,220 @@
+"""Baseline commands: heuristic, tune (search), compile (whole model with a method).
+
+--json contract, per task: {"id", "name", "method", "latency_s", "compile_s", "trials", ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table
+
+HEURISTIC_LABEL = "Roller-style rule-based heuristic"
+
+
+def _measurer(target, args):
+    from tlm_core.measure import Measurer
+
+    return Measurer(target, timeout_s=getattr(args, "timeout", 30.0))
+
+
+def _store(args, fallback: str | None = None):
+    """The --records store, else one in `fallback` (a temporary directory), else None."""
+    from tlm_core.records import RecordStore
+
+    directory = getattr(args, "records", None) or fallback
+    return RecordStore(Path(directory)) if directory else None
+
+
+def _text_rows(rows: list[dict], extra: list[str]) -> str:
+    shown = [
+        {**r, "latency": fmt_secs(r.get("latency_s")), "compile": f"{r.get('compile_s') or 0:.2f} s"} for r in rows
+    ]
+    return table(shown, ["id", "name", "method", "latency", "compile", "trials", *extra])
+
+
+def cmd_heuristic(args: argparse.Namespace) -> None:
+    import time
+
+    from tlm_core.baselines.default import default_module
+    from tlm_core.baselines.heuristic import heuristic_program, heuristic_top_k
+    from tlm_core.progress import bar
+
+    _, part, target = load_partition(args)
+    tasks = [part.task(args.task)] if args.task else part.tasks
+    spaces = build_spaces(args, tasks, target)
+    store = _store(args)
+    rows = []
+    with _measurer(target, args) as m:
+        for task in bar(tasks, "heuristic", quiet=args.quiet):
+            space = spaces[task.id]
+            start = time.perf_counter()
+            top1 = heuristic_program(space)
+            gen = time.perf_counter() - start
+            default, result = m.measure(task, [default_module(task, target), top1.program.mod])
+            if store is not None:
+                store.append(task, top1.program.trace, result, target)
+            row = {
+                "id": task.id,
+                "name": task.name,
+                "method": "heuristic",
+                "latency_s": result.latency,
+                "compile_s": gen,
+                "trials": 0,
+                "ok": result.ok,
+                "error": result.error,
+                "sketch": top1.sketch_index,
+                "decisions": [list(d) if isinstance(d, tuple) else d for d in top1.decisions],
+                "default_latency_s": default.latency,
+            }
+            if args.top > 1:
+                measured, secs = heuristic_top_k(space, m, k=args.top)
+                best = measured[0] if measured and measured[0].result.ok else None
+                if store is not None:
+                    for item in measured:
+                        store.append(task, item.candidate.program.trace, item.result, target)
+                row["top_k"] = {
+                    "k": args.top,
+                    "latency_s": best.result.latency if best else None,
+                    "compile_s": secs,
+                    "trials": len(measured),
+                }
+            rows.append(row)
+    doc = {"label": HEURISTIC_LABEL, "target": str(target), "tasks": rows, "records": args.records}
+    for r in rows:
+        r["default"] = fmt_secs(r["default_latency_s"])
+        if "top_k" in r:
+            r[f"top{args.top}"] = fmt_secs(r["top_k"]["latency_s"])
+    extra = ["default"] + ([f"top{args.top}"] if args.top > 1 else [])
+    emit(args, doc, f"{HEURISTIC_LABEL}\n" + _text_rows(rows, extra))
+
+
+def cmd_tune(args: argparse.Namespace) -> None:
+    from tlm_core.baselines.search import LABEL, search
+    from tlm_core.progress import step
+
+    _, part, target = load_partition(args)
+    tasks = [part.task(args.task)] if args.task else part.tasks
+    with tempfile.TemporaryDirectory() as tmp:
+        store = _store(args, tmp)
+        with (
+            step(f"searching ({args.trials} trials over {len(tasks)} tasks)", args.quiet),
+            _measurer(target, args) as m,
+        ):
+            result = search(tasks, target, args.trials, m, store=store, per_iter=args.per_iter, seed=args.seed)
+    rows = []
+    for task in tasks:
+        mine = result.trials_of(task.id)
+        rows.append(
+            {
+                "id": task.id,
+                "name": task.name,
+                "method": "search",
+                "latency_s": result.best.get(task.id),
+                "compile_s": result.seconds * len(mine) / max(1, len(result.trials)),
+                "trials": len(mine),
+                "convergence": result.convergence(task.id),
+            }
+        )
+    doc = {
+        "label": LABEL,
+        "target": str(target),
+        "seconds": result.seconds,
+        "trials": [t.__dict__ for t in result.trials],
+        "tasks": rows,
+        "records": args.records,
+    }
+    emit(args, doc, f"{LABEL}: {len(result.trials)} trials in {result.seconds:.1f} s\n" + _text_rows(rows, []))
+
+
+def cmd_compile(args: argparse.Namespace) -> None:
+    from tlm_core import compile as C
+    from tlm_core.progress import step
+
+    model, part, target = load_partition(args)
+    method = args.method
+    search_seconds = 0.0
+    if method == "default":
+        schedules = C.default_schedules(part)
+    elif method == "heuristic":
+        spaces = build_spaces(args, part.tasks, target)
+        schedules = C.heuristic_schedules(part, lambda t: spaces[t.id])
+    elif method == "search":
+        with tempfile.TemporaryDirectory() as tmp:
+            store = _store(args, tmp)
+            with step(f"searching ({args.trials} trials)", args.quiet), _measurer(target, args) as m:
+                schedules, result = C.search_schedules(part, target, args.trials, m, store)
+            search_seconds = result.seconds
+    elif method == "tlm":
+        raise ValueError("method 'tlm' needs a trained TLM checkpoint, which this build does not have yet")
+    else:
+        db_path = Path(method)
+        if not db_path.exists():
+            raise ValueError(f"--method must be default, heuristic, search, tlm or a database path; got {method!r}")
+        schedules = C.database_schedules(C.load_database(db_path), part, target, "database")
+    with step("compiling", args.quiet):
+        compiled = C.compile_model(part, schedules, target)
+    with step("running", args.quiet):
+        report = C.run_model(model, compiled, repeat=args.repeat)
+    generation = sum(s.seconds for s in schedules.values())
+    tasks = [
+        {
+            "id": t.id,
+            "name": t.name,
+            "method": schedules[t.id].method if schedules[t.id].trace is not None else "default",
+            "latency_s": schedules[t.id].latency,
+            "compile_s": schedules[t.id].seconds,
+            "trials": schedules[t.id].trials,
+        }
+        for t in part.tasks
+    ]
+    doc = {
+        "model": model.name,
+        "method": method,
+        "target": str(target),
+        "latency_s": report.latency,
+        "latencies_s": report.latencies,
+        "pytorch_latency_s": report.pytorch_latency,
+        "speedup_vs_pytorch": (report.pytorch_latency / report.latency) if report.pytorch_latency else None,
+        "compile_s": compiled.compile_secs + max(generation, search_seconds),
+        "build_s": compiled.compile_secs,
+        "max_abs_error": report.max_abs_error,
+        "max_rel_error": report.max_rel_error,
+        "ok": report.ok,
+        "scheduled_tasks": compiled.scheduled,
+        "tasks": tasks,
+    }
+    text = (
+        f"{model.name} with {method}: {fmt_secs(report.latency)} end to end "
+        f"(PyTorch eager {fmt_secs(report.pytorch_latency)}), compile {doc['compile_s']:.1f} s, "
+        f"max error {report.max_abs_error} ({'matches' if report.ok else 'DOES NOT match'} PyTorch), "
+        f"{compiled.scheduled}/{len(part.tasks)} tasks scheduled"
+    )
+    emit(args, doc, text)
+    if not report.ok:
+        raise RuntimeError(f"the compiled model does not match PyTorch (max rel error {report.max_rel_error})")
+
+
+def register(sub: argparse._SubParsersAction, add) -> None:
+    sp = add(sub, "heuristic", cmd_heuristic, "Roller-style rule-based schedules per task (Top-1, or measured Top-k)")
+    sp.add_argument("--top", type=int, default=1, help="also measure the k best by the heuristic's own model")
+    sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
+    sp.add_argument("--records", help="append the measured programs to this RecordStore directory")
+    sp.add_argument("--timeout", type=float, default=30.0)
+
+    sp = add(sub, "tune", cmd_tune, "Ansor-style evolutionary search (MetaSchedule implementation) with a budget")
+    sp.add_argument("--trials", type=int, default=64, help="trial budget for the whole model")
+    sp.add_argument("--per-iter", type=int, default=16, help="programs measured per search iteration")
+    sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
+    sp.add_argument("--records", help="RecordStore directory for every measured program")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--timeout", type=float, default=30.0)
+
+    sp = add(sub, "compile", cmd_compile, "compile the whole model with a method; run, check and time it vs PyTorch")
+    sp.add_argument("--method", default="heuristic", help="default | heuristic | search | tlm | a JSONDatabase path")
+    sp.add_argument("--trials", type=int, default=64, help="search budget (method search)")
+    sp.add_argument("--records", help="RecordStore directory for the search's programs")
+    sp.add_argument("--repeat", type=int, default=10, help="timed end-to-end runs (the median is reported)")
+    sp.add_argument("--timeout", type=float, default=30.0)
