@@ -1,0 +1,189 @@
+"""tlm_core.dataset: resumable collection, TVM-loadable records, export round trip, RPC measurement."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from workloads import add_64, matmul_relu_64, softmax_64
+
+from tlm_core.dataset import (
+    collect_tasks,
+    export_rows,
+    pack,
+    read_rows,
+    stats,
+    target_dir_name,
+    unpack,
+    variants_for,
+    write_rows,
+)
+from tlm_core.dataset.files import read_records
+from tlm_core.dataset.traces import program_key, trace_json
+from tlm_core.partition import task_from_primfunc
+from tlm_core.program import apply_decisions
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return [
+        task_from_primfunc(matmul_relu_64, "matmul_relu"),
+        task_from_primfunc(softmax_64, "softmax"),
+        task_from_primfunc(add_64, "add"),  # no decisions: a single program
+    ]
+
+
+def _counts(directory) -> tuple[dict[str, int], int]:
+    """Distinct programs per task, and the number of records."""
+    records = read_records(directory / "random")
+    per_task: dict[str, set] = {}
+    for r in records:
+        per_task.setdefault(r.task_id, set()).add(program_key(r.trace))
+    return {k: len(v) for k, v in per_task.items()}, len(records)
+
+
+def test_variants():
+    names = [v.name for v in variants_for(None)]
+    assert "resnet50-b1-160" in names and "bert-s256" in names and "gpt2-s64" in names
+    assert not any(n.startswith(("mobilenet", "efficientnet", "llama")) for n in names)  # held out
+    assert [v.name for v in variants_for(["bert"])] == ["bert-s64", "bert-s128", "bert-s256"]
+    assert variants_for(["mobilenetv2-tiny"])[0].family == "mobilenetv2-tiny"  # a sample, as it is
+
+
+def test_target_dir_name():
+    from tlm_core.target import host_target
+
+    assert target_dir_name(host_target()).startswith("cpu-")
+
+
+def test_resume_after_stop_adds_up_without_duplicates(tmp_path, tasks, measurer, space_builder):
+    first = collect_tasks(tasks, tmp_path, 6, measurer, builder=space_builder, max_programs=5, top_k=0)
+    assert first.measured == 5
+    counts, records = _counts(tmp_path)
+    assert sum(counts.values()) == records == 5
+    # a kill mid-append leaves a torn last line: the resume must repair it, not choke or lose earlier lines
+    with open(tmp_path / "random" / "tuning_record.json", "a") as f:
+        f.write('[0,[[["Sample')
+    second = collect_tasks(tasks, tmp_path, 6, measurer, builder=space_builder, top_k=0)
+    counts, records = _counts(tmp_path)
+    ids = [t.id for t in tasks]
+    assert counts == {ids[0]: 6, ids[1]: 6, ids[2]: 1}
+    assert records == 13 == first.measured + second.measured  # nothing measured twice
+    third = collect_tasks(tasks, tmp_path, 6, measurer, builder=space_builder, top_k=0)
+    assert third.measured == 0 and _counts(tmp_path)[1] == 13
+
+
+def test_same_seed_same_programs(tmp_path, tasks, measurer, space_builder):
+    for sub in ("a", "b"):
+        collect_tasks(tasks[:1], tmp_path / sub, 3, measurer, builder=space_builder, top_k=0)
+    keys = [{program_key(r.trace) for r in read_records(tmp_path / sub / "random")} for sub in ("a", "b")]
+    assert keys[0] == keys[1] and len(keys[0]) == 3
+
+
+def test_records_load_in_tvm_and_export_round_trip(tmp_path, tasks, measurer, space_builder):
+    from tvm.s_tir import meta_schedule as ms
+
+    stats_ = collect_tasks(tasks[:2], tmp_path, 5, measurer, builder=space_builder, top_k=2, remeasure_repeat=4)
+    assert stats_.remeasured == 4  # the top 2 of each task, once
+    counts, records = _counts(tmp_path)
+    assert records == 10 + 4 and sum(counts.values()) == 10
+
+    db = ms.database.JSONDatabase(
+        path_workload=str(tmp_path / "random" / "workload.json"),
+        path_tuning_record=str(tmp_path / "random" / "tuning_record.json"),
+    )
+    assert len(db.get_all_tuning_records()) == records
+    assert db.query_tuning_record(tasks[0].mod, measurer.target, "main") is not None
+
+    rows = export_rows(tmp_path, builder=space_builder)
+    assert len(rows) == 10
+    by_task = {t.id: t for t in tasks}
+    merged = [r for r in rows if r["records"] == 2]
+    assert len(merged) == 4 and all(len(r["runs"]) == 3 + 4 for r in merged)  # first run + re-measurement
+    keys = {program_key(r.trace) for r in read_records(tmp_path / "random")}
+    for row in rows:  # decisions -> program reproduces the recorded program exactly
+        space = space_builder.build(by_task[row["task"]])
+        decisions = [tuple(d) if isinstance(d, list) else d for d in row["decisions"]]
+        program = apply_decisions(space, row["sketch"], decisions)
+        assert program_key(trace_json(program.trace)) in keys
+        assert row["latency"] > 0
+    path = write_rows(rows, tmp_path / "rows.jsonl.gz")
+    assert read_rows(path) == json.loads(json.dumps(rows))
+
+    packed = pack(tmp_path, tmp_path / "packed", rows)
+    assert stats(packed)["random"] == stats(tmp_path)["random"]
+    assert len(read_rows(packed / "dataset.jsonl.gz")) == 10
+    restored = unpack(packed, tmp_path / "restored")
+    again = collect_tasks(tasks[:2], restored, 5, measurer, builder=space_builder, top_k=2)
+    assert again.measured == 0 and again.remeasured == 0
+
+
+def test_cli_stats(tmp_path, tasks, measurer, space_builder, capsys):
+    from tlm_core.cli import main
+
+    collect_tasks(tasks[2:], tmp_path / "cpu-test", 4, measurer, builder=space_builder)
+    assert main(["dataset", "stats", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["collections"][0]["random"]["programs"] == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(ready, timeout_s: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if ready():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError("the RPC tracker or servers did not come up")
+        time.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_rpc_tracker_and_two_servers(tmp_path, tasks, space_builder):
+    pytest.importorskip("tornado", reason="TVM's RPC tracker needs tornado")
+    from tlm_core.dataset.rpc import RPCMeasurer, parse_rpc
+
+    port = _free_port()
+    py = sys.executable
+    procs = [subprocess.Popen([py, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port),
+                               "--port-end", str(port + 1)])]  # fmt: skip
+    try:
+        for _ in range(2):
+            server_port = _free_port()
+            procs.append(subprocess.Popen([
+                py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(server_port),
+                "--port-end", str(server_port + 1), "--tracker", f"127.0.0.1:{port}", "--key", "tlm-test",
+            ]))  # fmt: skip
+        host, tport, key = parse_rpc(f"127.0.0.1:{port}:tlm-test")
+        _wait(lambda: socket.create_connection((host, tport), timeout=1).close() or True)  # TVM imports slowly
+        m = RPCMeasurer(host, tport, key, parallel=2, repeat=3, cache_dir=tmp_path / "cache")
+        _wait(lambda: m.servers() == 2)  # servers retry the tracker every 5 s
+        result = collect_tasks(tasks[:1], tmp_path, 4, m, builder=space_builder, top_k=1)
+        assert result.measured == 4 and result.failed == 0 and result.remeasured == 1
+        records = read_records(tmp_path / "random")
+        assert len(records) == 5 and all(r.ok and len(r.run_secs) >= 3 for r in records)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=10)
+
+
+def test_parse_rpc():
+    from tlm_core.dataset.rpc import parse_rpc
+
+    assert parse_rpc("10.0.0.1:9190:cpu") == ("10.0.0.1", 9190, "cpu")
+    with pytest.raises(ValueError):
+        parse_rpc("10.0.0.1:cpu")

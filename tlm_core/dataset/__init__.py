@@ -1,0 +1,35 @@
+"""Data for the TLM: measured random programs per task, resumable collection, export for training.
+
+directory, stats = collect(["resnet50", "bert"], "data/collect", per_task=128)   # local or --rpc
+rows = export_rows(directory)            # one row per distinct program: task, sketch, decisions, latency
+pack(directory, "data/cpu-znver5")      # compressed copy for the repository
+"""
+
+from .catalog import Catalog, CatalogTask
+from .collect import Collector, CollectStats, Searcher, collect_tasks, sample_seed
+from .collection import collect, target_dir_name
+from .export import export_rows, pack, read_rows, stats, unpack, write_rows
+from .variants import HELD_OUT_MODELS, TRAIN_MODELS, TRAIN_VARIANTS, Variant, variants_for
+
+__all__ = [
+    "HELD_OUT_MODELS",
+    "TRAIN_MODELS",
+    "TRAIN_VARIANTS",
+    "Catalog",
+    "CatalogTask",
+    "CollectStats",
+    "Collector",
+    "Searcher",
+    "Variant",
+    "collect",
+    "collect_tasks",
+    "export_rows",
+    "pack",
+    "read_rows",
+    "sample_seed",
+    "stats",
+    "target_dir_name",
+    "unpack",
+    "variants_for",
+    "write_rows",
+]

@@ -1,0 +1,154 @@
+"""Records -> training rows, statistics, and the compressed copy of a collection kept in the repository.
+
+A row is one distinct program of a task (all its records merged: the re-measurements of the top programs
+add run times, the latency is the median over all of them):
+    {"task": id, "name": ..., "models": [variants], "source": "random" | "search", "sketch": index,
+     "decisions": [...], "latency": seconds or None (failed), "runs": run times, "records": records}
+Decisions are in tlm_core.space's encoding (tiles as lists); the task's workload (its IRModule) is in the
+catalog and in each source's workload.json, so training rebuilds the space and the sentence from these.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import statistics
+from collections.abc import Iterable
+from pathlib import Path
+
+from tlm_core.records.store import FAILED_RUN_SECS, RECORD_FILE, WORKLOAD_FILE
+
+from .catalog import CATALOG_FILE, Catalog
+from .collect import RANDOM_DIR, SEARCH_DIR
+from .files import read_records, read_workloads
+from .traces import SketchMatcher, decisions_to_json, program_key
+
+SOURCES = (RANDOM_DIR, SEARCH_DIR)
+DATASET_FILE = "dataset.jsonl.gz"
+
+
+def _merged(directory: Path) -> dict[str, dict[str, tuple[list, list[float], int]]]:
+    """task id -> program key -> (trace, successful run times, number of records)."""
+    out: dict[str, dict[str, tuple[list, list[float], int]]] = {}
+    for r in read_records(directory):
+        known = out.setdefault(r.task_id, {})
+        trace, runs, n = known.get(program_key(r.trace), (r.trace, [], 0))
+        known[program_key(r.trace)] = (trace, runs + [s for s in r.run_secs if s != FAILED_RUN_SECS], n + 1)
+    return out
+
+
+def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SOURCES) -> list[dict]:
+    """Every distinct program of a collection (live or packed) as a row; builds each task's space (TVM)."""
+    from tlm_core.partition.task import task_from_primfunc
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+
+    from .files import workload_mod
+
+    directory = Path(directory)
+    catalog = Catalog(directory / CATALOG_FILE)
+    rows: list[dict] = []
+    matchers: dict[str, SketchMatcher] = {}
+    for source in sources:
+        workloads = dict(read_workloads(directory / source))
+        for task_id, programs in _merged(directory / source).items():
+            if task_id not in matchers:
+                builder = builder or SpaceBuilder.for_target(host_target())
+                task = task_from_primfunc(workload_mod(workloads[task_id])["main"])
+                matchers[task_id] = SketchMatcher(builder.build(task))
+            info = catalog.tasks.get(task_id)
+            for trace, runs, n in programs.values():
+                found = matchers[task_id].match(trace)
+                if found is None:  # e.g. an untuned record (empty trace): no decision vector to learn
+                    continue
+                rows.append(
+                    {
+                        "task": task_id,
+                        "name": info.name if info else None,
+                        "models": sorted(info.models) if info else [],
+                        "source": source,
+                        "sketch": found[0],
+                        "decisions": decisions_to_json(found[1]),
+                        "latency": statistics.median(runs) if runs else None,
+                        "runs": runs,
+                        "records": n,
+                    }
+                )
+    return rows
+
+
+def write_rows(rows: list[dict], path: str | Path) -> Path:
+    """JSON lines, gzip-compressed when the name ends in .gz (reproducibly: no timestamp)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode()
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+    return path
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    data = Path(path).read_bytes()
+    text = gzip.decompress(data).decode() if str(path).endswith(".gz") else data.decode()
+    return [json.loads(line) for line in text.splitlines() if line]
+
+
+def pack(directory: str | Path, dest: str | Path, rows: list[dict] | None = None) -> Path:
+    """A compressed copy of a collection: catalog and records as .gz, plus the exported rows when given.
+
+    The packed directory reads like the live one (stats, export_rows, tlm_core.dataset.files), and
+    `unpack` restores a live one from it to resume collecting."""
+    directory, dest = Path(directory), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    names = [CATALOG_FILE] + [f"{s}/{f}" for s in SOURCES for f in (WORKLOAD_FILE, RECORD_FILE)]
+    for name in names:
+        src = directory / name
+        if src.exists():
+            out = dest / (name + ".gz")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            data = src.read_bytes()
+            out.write_bytes(gzip.compress(data[: data.rfind(b"\n") + 1], mtime=0))  # complete lines only
+    if rows is not None:
+        write_rows(rows, dest / DATASET_FILE)
+    return dest
+
+
+def unpack(packed: str | Path, directory: str | Path) -> Path:
+    """The live collection directory back from a packed one (to resume collecting on a fresh clone)."""
+    packed, directory = Path(packed), Path(directory)
+    for gz in packed.rglob("*.gz"):
+        if gz.name == DATASET_FILE:
+            continue
+        out = directory / gz.relative_to(packed).with_suffix("")
+        if out.exists():
+            raise FileExistsError(f"{out} exists: unpack into an empty directory")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(gz, "rb") as f, open(out, "wb") as g:
+            shutil.copyfileobj(f, g)
+    return directory
+
+
+def stats(directory: str | Path) -> dict:
+    """Counts of a collection (live or packed), without TVM."""
+    directory = Path(directory)
+    catalog = Catalog(directory / CATALOG_FILE)
+    doc: dict = {"directory": str(directory), "variants": catalog.variants, "catalog_tasks": len(catalog.tasks)}
+    per_variant: dict[str, int] = {v: 0 for v in catalog.variants}
+    for source in SOURCES:
+        merged = _merged(directory / source)
+        programs = [p for task in merged.values() for p in task.values()]
+        doc[source] = {
+            "tasks": len(merged),
+            "programs": len(programs),
+            "records": sum(n for _, _, n in programs),
+            "ok": sum(1 for _, runs, _ in programs if runs),
+            "failed": sum(1 for _, runs, _ in programs if not runs),
+            "remeasured": sum(1 for _, _, n in programs if n > 1),
+        }
+        if source == RANDOM_DIR:
+            for task_id, progs in merged.items():
+                for v in catalog.tasks[task_id].models if task_id in catalog.tasks else []:
+                    per_variant[v] += len(progs)
+            doc[source]["programs_per_task"] = sorted(len(p) for p in merged.values())
+    doc["programs_per_variant"] = per_variant
+    return doc

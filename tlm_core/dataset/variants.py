@@ -1,0 +1,119 @@
+"""Shape variants of the sample models, so that the training tasks cover several shapes of each operator.
+
+The sample builders take no shape overrides, so the variants are built here from the same classes and
+configs (sample_models.resnet, sample_models.transformers_models). Transformer variants keep 2 layers:
+every layer of BERT or GPT-2 has the same tasks, so 2 give the full model's unique workloads at a fraction
+of the import time (the task weights are the 2-layer model's, which training does not use).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+TRAIN_MODELS = ("resnet50", "bert", "gpt2")
+HELD_OUT_MODELS = ("mobilenetv2", "efficientnet-b0", "llama-7b")  # evaluation only: never collected by default
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str  # e.g. "resnet50-b1-160", "bert-s64"
+    family: str  # "resnet50", "bert", "gpt2", or a sample name for an unmodified sample
+    batch: int = 1
+    size: int | None = None  # image side (CNNs) or sequence length (transformers); None: the sample's own
+    layers: int = 2  # transformer layers built (see the module docstring)
+
+    def build(self) -> tuple[Any, tuple[Any, ...]]:
+        """(torch module in eval mode, example inputs), seeded like the samples."""
+        if self.family == "resnet50":
+            return _resnet50(self.batch, self.size or 224)
+        if self.family in ("bert", "gpt2"):
+            return _transformer(self.family, self.batch, self.size or 128, self.layers)
+        raise ValueError(f"no shape variants for {self.family!r}")
+
+
+def _v(family: str, batch: int, size: int) -> Variant:
+    tag = f"b{batch}-{size}" if family == "resnet50" else (f"s{size}" if batch == 1 else f"b{batch}-s{size}")
+    return Variant(f"{family}-{tag}", family, batch, size)
+
+
+TRAIN_VARIANTS: tuple[Variant, ...] = (
+    *(_v("resnet50", 1, s) for s in (224, 192, 160, 128)),
+    *(_v("bert", 1, s) for s in (64, 128, 256)),
+    *(_v("gpt2", 1, s) for s in (64, 128, 256)),
+)
+
+
+def variants_for(models: list[str] | None) -> list[Variant]:
+    """The variants of the given model families / variant names / samples (default: TRAIN_VARIANTS)."""
+    if not models:
+        return list(TRAIN_VARIANTS)
+    out: list[Variant] = []
+    for name in models:
+        found = [v for v in TRAIN_VARIANTS if name in (v.family, v.name)]
+        out += found or [Variant(name, name)]  # anything else: a sample (or file) loaded as it is
+    return out
+
+
+def load_variant(variant: Variant):
+    """The variant as a LoadedModel (exported with torch.export and imported into Relax)."""
+    import sample_models
+    from tlm_core.frontend import load_model
+
+    if variant.family not in ("resnet50", "bert", "gpt2"):
+        return load_model(variant.name, allow_code=True)
+    spec = sample_models.SAMPLES[variant.family]
+    return sample_models.load_spec(_VariantSpec(**{**spec.__dict__, "name": variant.name}, variant=variant))
+
+
+def _variant_spec_class():
+    import sample_models
+
+    @dataclass(frozen=True)
+    class VariantSpec(sample_models.SampleSpec):
+        variant: Variant | None = None
+
+        def build(self, **overrides: Any):
+            assert self.variant is not None
+            return self.variant.build()
+
+    return VariantSpec
+
+
+def _VariantSpec(**kwargs):  # noqa: N802 - a class made on first use, so importing this module stays cheap
+    return _variant_spec_class()(**kwargs)
+
+
+def _resnet50(batch: int, size: int):
+    import torch
+
+    from sample_models._common import calibrate_bn
+    from sample_models.resnet import ResNet
+
+    torch.manual_seed(0)
+    model = ResNet([3, 4, 6, 3], [64, 128, 256, 512], 64, 1000)
+    calibrate_bn(model, (2, 3, size, size))
+    return model, (torch.randn((batch, 3, size, size), generator=torch.Generator().manual_seed(1)),)
+
+
+def _transformer(family: str, batch: int, seq: int, layers: int):
+    import torch
+
+    from sample_models import transformers_models as tm
+
+    if family == "bert":
+        from transformers import BertConfig, BertModel
+
+        config = BertConfig(**{**tm.BERT_BASE, "num_hidden_layers": layers})
+        config._attn_implementation = "eager"
+        torch.manual_seed(0)
+        model = tm.LastHidden(BertModel(config, add_pooling_layer=False).eval(), config.vocab_size)
+    else:
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(**{**tm.GPT2_SMALL, "n_layer": layers})
+        config._attn_implementation = "eager"
+        torch.manual_seed(0)
+        model = tm.Logits(GPT2LMHeadModel(config).eval(), config.vocab_size)
+    ids = torch.randint(0, config.vocab_size, (batch, seq), generator=torch.Generator().manual_seed(1))
+    return model, ((ids,) if family == "bert" else (ids, torch.ones(batch, seq, dtype=torch.int64)))
