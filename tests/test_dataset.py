@@ -187,3 +187,21 @@ def test_parse_rpc():
     assert parse_rpc("10.0.0.1:9190:cpu") == ("10.0.0.1", 9190, "cpu")
     with pytest.raises(ValueError):
         parse_rpc("10.0.0.1:cpu")
+
+
+def test_searcher_hook_runs_once_per_task(tmp_path, tasks, measurer, space_builder):
+    from tlm_core.program import random_program
+
+    calls = []
+
+    def searcher(task, space, m, trials):  # stands in for tlm_core.baselines.search: measured (trace, result)
+        calls.append(task.id)
+        programs = [random_program(space, i) for i in range(trials)]
+        return [(p.trace, r) for p, r in zip(programs, m.measure(task, [p.mod for p in programs]), strict=True)]
+
+    for _ in range(2):
+        result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder, searcher=searcher,
+                               search_trials=2)  # fmt: skip
+    assert calls == [tasks[0].id] and result.searched == 0  # the second run found the search done
+    assert len(read_records(tmp_path / "search")) == 2
+    assert {r["source"] for r in export_rows(tmp_path, builder=space_builder)} == {"random", "search"}

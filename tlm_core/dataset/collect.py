@@ -6,9 +6,10 @@ reads what is already there, counts the distinct programs of each task and conti
 recorded is never measured again (its whole trace is the key), so a rerun only adds what is missing.
 
 Tasks are filled in stages (8, then 32, then per_task programs each, cheapest tasks first), so that an
-interrupted run covers every task a little before it covers a few tasks a lot. After each stage the top_k
-programs of a task are measured again with more repeats (this machine is noisy); the extra record lands
-next to the first, and the export takes the median over all of a program's run times.
+interrupted run covers every task a little before it covers a few tasks a lot. After the stages of 32
+programs and more, the top_k programs of a task are measured again with more repeats (this machine is
+noisy); the extra record lands next to the first, and the export takes the median over all of a program's
+run times.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .files import read_records
 from .traces import SketchMatcher, program_key, trace_json
 
 STAGES = (8, 32)  # programs per task before the final per_task stage
+REMEASURE_FROM = 32  # re-measure the top programs after the stages of at least this many programs
 RANDOM_DIR = "random"  # sampled programs (and their re-measurements)
 SEARCH_DIR = "search"  # programs found by a searcher (strong fine-tuning targets)
 REFERENCE_FAILED = "reference failed"
@@ -178,7 +180,8 @@ class Collector:
                     if space is None or task.id in self.stats.skipped_tasks:
                         continue
                     self._fill(task, space, capacity(space, stage))
-                    self._remeasure_top(task, space)
+                    if stage >= min(REMEASURE_FROM, per_task):  # the top of a handful is not worth it
+                        self._remeasure_top(task, space)
             if searcher is not None:
                 for task in tasks:
                     self._search(task, searcher, search_trials)
