@@ -42,8 +42,8 @@ if ss.get("source") == "upload" and "upload" in ss:
     st.button(f"Back to the sample {ss.w_sample}", on_click=_pick_sample)
 
 label, model, part = state.current_model()
-if model.notes:
-    st.caption(" · ".join(model.notes))
+inputs = ", ".join(f"{i.name} {list(i.shape)} {i.dtype}" for i in model.inputs)
+st.caption(" · ".join([f"Inputs: {inputs}", *model.notes]))
 g = part.graph
 summary = model_summary(part)
 cols = st.columns(6)
@@ -52,7 +52,7 @@ cols[1].metric("Parameters", "n/a" if summary["parameters"] is None else f"{summ
 cols[2].metric("GFLOP per inference", f"{summary['GFLOP']:.3f}")
 cols[3].metric("Subgraph calls", summary["subgraph calls"])
 cols[4].metric("Tuning tasks", summary["tasks"])
-cols[5].metric("Inputs", ", ".join(f"{i.name} {list(i.shape)}" for i in model.inputs))
+cols[5].metric("Inputs", len(model.inputs), help=inputs)
 
 current = state.current_subgraph(label, part)
 
