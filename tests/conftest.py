@@ -41,3 +41,28 @@ def tiny_onnx(tmp_path_factory):
     path = tmp_path_factory.mktemp("onnx") / "tiny_mlp.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path, path.read_bytes()
+
+
+@pytest.fixture(scope="session")
+def tiny_sample_spaces(space_builder):
+    """name -> the spaces of every task of that tiny sample model (slow tests: ~1-3 min for all six)."""
+    import sample_models
+    from tlm_core.frontend import load_model
+    from tlm_core.partition import partition
+
+    out = {}
+    for name, spec in sample_models.SAMPLES.items():
+        if spec.tiny:
+            tasks = partition(load_model(name), space_builder.target).tasks
+            out[name] = [space_builder.build(t) for t in tasks]
+    return out
+
+
+@pytest.fixture(scope="session")
+def workload_spaces(space_builder):
+    """name -> space of the small TVMScript workloads in tests/workloads.py (fast tests of the TLM)."""
+    from tests import workloads
+    from tlm_core.partition.task import task_from_primfunc
+
+    names = ["matmul_128", "matmul_relu_64", "softmax_64", "conv2d_relu_8", "add_64"]
+    return {n: space_builder.build(task_from_primfunc(getattr(workloads, n), n)) for n in names}

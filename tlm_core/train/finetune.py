@@ -19,11 +19,11 @@ from .loop import TrainSettings, train
 
 def record_decisions(space: Space, record: Record) -> tuple[int, list[Decision]] | None:
     """The (sketch index, decision vector) a record's trace describes, or None when no sketch matches."""
-    kinds = [inst[0] for inst in record.trace[0]]
+    kinds = _before_postproc([inst[0] for inst in record.trace[0]])
     by_inst = {int(i): v for i, v in record.decisions}
     for sketch in space.sketches:
-        own = [inst.kind.name for inst in sketch.trace.insts]
-        if kinds[: len(own)] != own or any(p.inst_index not in by_inst for p in sketch.points):
+        own = _before_postproc([inst.kind.name for inst in sketch.trace.insts])
+        if kinds != own or any(p.inst_index not in by_inst for p in sketch.points):
             continue
         decisions = [by_inst[p.inst_index] for p in sketch.points]
 
@@ -37,6 +37,11 @@ def record_decisions(space: Space, record: Record) -> tuple[int, list[Decision]]
         except Exception:  # illegal here: try the next sketch
             continue
     return None
+
+
+def _before_postproc(kinds: list[str]) -> list[str]:
+    """Instruction kinds of the schedule itself (a record's trace goes on with its postprocessors)."""
+    return kinds[: kinds.index("EnterPostproc")] if "EnterPostproc" in kinds else kinds
 
 
 def best_sentences(space: Space, records: list[Record], top: int = 1) -> list[Sentence]:

@@ -103,7 +103,7 @@ def train(
             opt.step()
             step += 1
             tokens += int(mask.sum())
-            last_loss = float(loss)
+            last_loss = float(loss.detach())
             elapsed = time.perf_counter() - start
             if step % settings.log_every == 0 or step == settings.steps:
                 row = {"phase": phase, "step": step, "loss": round(last_loss, 5), "lr": lr_at(step - 1, settings),

@@ -1,0 +1,147 @@
+"""Constrained decoding: every generated program is valid, greedy is deterministic, candidates are distinct."""
+
+import math
+
+import numpy as np
+import pytest
+
+from tlm_core.generator import Generator, point_trie
+from tlm_core.language import decode, decode_ids, token_ids
+from tlm_core.model import new_model, preset
+from tlm_core.program import apply_decisions
+from tlm_core.space import TILE, DecisionPoint, perfect_tilings
+
+
+@pytest.fixture(scope="module")
+def gen():
+    return Generator(new_model(preset("tiny"), seed=0))  # untrained: legality comes from the mask alone
+
+
+def assert_valid(space, g):
+    program = apply_decisions(space, g.sketch_index, g.decisions)  # raises InvalidDecisions otherwise
+    assert decode(g.sentence.tokens) == (g.sketch_index, g.decisions)
+    return program
+
+
+def test_greedy_is_valid_and_deterministic(gen, workload_spaces):
+    for space in workload_spaces.values():
+        first = gen.greedy(space)
+        assert_valid(space, first)
+        again = gen.greedy(space)
+        assert (again.sketch_index, again.decisions, again.sentence.text) == (
+            first.sketch_index,
+            first.decisions,
+            first.sentence.text,
+        )
+        other = Generator(new_model(preset("tiny"), seed=0)).greedy(space)  # a fresh copy of the same model
+        assert other.sentence.text == first.sentence.text
+
+
+def test_every_sketch_can_be_forced(gen, workload_spaces):
+    for space in workload_spaces.values():
+        for sketch in space.sketches:
+            g = gen.greedy(space, sketch_index=sketch.index)
+            assert g.sketch_index == sketch.index
+            assert_valid(space, g)
+
+
+def test_steps_are_recorded(gen, workload_spaces):
+    space = workload_spaces["conv2d_relu_8"]
+    g = gen.greedy(space)
+    vocab = len(token_ids())
+    assert g.steps[0].point is None and g.steps[0].token == f"s{g.sketch_index}"
+    assert g.steps[-1].token == "<eos>"
+    choices = [s for s in g.steps if s.num_legal > 1]
+    assert choices, "a conv has real choices"
+    for s in g.steps:
+        assert s.num_legal + s.num_masked == vocab
+        assert g.sentence.tokens[s.position] == s.token
+        assert 0 < s.prob <= 1 and s.top[0][1] >= s.prob - 1e-6
+        assert sum(p for _, p in s.top) <= 1 + 1e-5
+        assert 0 <= s.entropy <= math.log(s.num_legal) + 1e-5
+    assert {s.point for s in g.steps if s.point is not None} == set(range(len(g.decisions)))
+    assert g.logprob == pytest.approx(sum(math.log(s.prob) for s in choices), abs=1e-4)
+    assert g.to_dict(steps=True)["steps"][0]["token"] == g.steps[0].token
+
+
+def test_tile_mask_is_what_remains():
+    point = DecisionPoint(0, 0, TILE, None, perfect_tilings(12, 3, 4), (12, 1, 1), extent=12, n=3,
+                          max_innermost_factor=4)  # fmt: skip
+    node = point_trie(point)
+    assert node.leaves == len(perfect_tilings(12, 3, 4))
+    ids = token_ids()
+    first = set(decode_ids(list(node.children)))
+    assert first == {"1", "2^1", "2^2", "3^1"}  # every divisor of 12 starts a factor
+    node = node.children[ids["2^2"]]  # first factor 4 (or 12 = 2^2 3^1)...
+    node = node.children[ids[";"]]  # ... it is 4: 3 remains
+    assert set(decode_ids(list(node.children))) == {"1", "3^1"}
+    node = node.children[ids["1"]].children[ids[";"]]  # second factor 1: the last must be 3
+    assert decode_ids(list(node.children)) == ["3^1"]
+
+
+def test_sampling_gives_distinct_valid_candidates(gen, workload_spaces):
+    space = workload_spaces["matmul_128"]
+    cands = gen.sample(space, k=6, temperature=1.0, seed=1)
+    assert len(cands) == 6
+    assert len({c.key for c in cands}) == 6
+    for c in cands:
+        assert_valid(space, c)
+    assert [c.key for c in gen.sample(space, k=6, temperature=1.0, seed=1)] == [c.key for c in cands]
+    top = gen.sample(space, k=3, temperature=0.7, top_k=2, seed=2)
+    assert len({c.key for c in top}) == len(top) >= 1
+
+
+def test_sampling_stops_when_the_space_is_smaller(gen, workload_spaces):
+    space = workload_spaces["add_64"]  # no decisions: one program per sketch
+    cands = gen.sample(space, k=10, temperature=1.0)
+    assert len(cands) == len(space.sketches)
+
+
+def test_beam_search_gives_k_distinct_best_first(gen, workload_spaces):
+    for name in ["matmul_relu_64", "softmax_64"]:
+        space = workload_spaces[name]
+        beams = gen.beam(space, k=4)
+        assert len(beams) == 4 and len({b.key for b in beams}) == 4
+        assert [b.logprob for b in beams] == sorted((b.logprob for b in beams), reverse=True)
+        for b in beams:
+            assert_valid(space, b)
+        greedy = gen.greedy(space)
+        assert beams[0].logprob >= greedy.logprob - 1e-4  # beam search finds at least the greedy sentence's score
+    assert len(gen.generate(workload_spaces["matmul_128"], candidates=3)) == 3
+
+
+def test_override_forces_a_decision_and_redecodes_the_rest(gen, workload_spaces):
+    space = workload_spaces["conv2d_relu_8"]
+    g = gen.greedy(space)
+    points = space.sketches[g.sketch_index].points
+    i = next(p.index for p in points if p.kind == TILE and len(p.choices) > 1)
+    value = next(c for c in points[i].choices if c != g.decisions[i])
+    o = gen.override(space, g, i, value)
+    assert o.sketch_index == g.sketch_index
+    assert o.decisions[:i] == g.decisions[:i] and o.decisions[i] == value
+    assert o.method == "override"
+    assert_valid(space, o)
+    assert [s.forced for s in o.steps if s.point == i] == [True] * len([s for s in o.steps if s.point == i])
+    with pytest.raises(ValueError, match="multiply"):
+        gen.override(space, g, i, (7,) * len(value))
+
+
+@pytest.mark.slow
+def test_every_task_of_every_tiny_sample_generates_valid_programs(tiny_sample_spaces):
+    gen = Generator(new_model(preset("tiny"), seed=0))
+    total = 0
+    for spaces in tiny_sample_spaces.values():
+        for space in spaces:
+            for g in [gen.greedy(space), *gen.sample(space, k=2, temperature=1.0, seed=0)]:
+                assert_valid(space, g)
+                total += 1
+    assert total > 200
+
+
+@pytest.mark.slow
+def test_generated_program_computes_the_right_thing(gen, workload_spaces, measurer):
+    space = workload_spaces["matmul_relu_64"]
+    program = assert_valid(space, gen.greedy(space))
+    (result,) = measurer.measure(space.task, [program.mod])
+    assert result.ok, result.error
+    assert np.isfinite(result.latency)

@@ -1,0 +1,139 @@
+"""The tensor language: numbers, vocabulary, tokenizer, and the exact round trip decisions -> sentence -> decisions."""
+
+import random
+
+import pytest
+
+from tlm_core.language import (
+    VERSION,
+    LanguageError,
+    decision_tokens,
+    decode,
+    encode,
+    encode_ids,
+    make_prompt,
+    make_tokenizer,
+    number_tokens,
+    read_number,
+    save_language,
+    token_ids,
+    vocab_tokens,
+)
+from tlm_core.language.numbers import SMALL_PRIME_LIMIT
+from tlm_core.language.vocab import vocab_hash
+from tlm_core.space import TILE, DecisionPoint, perfect_tilings, random_decisions
+
+
+def test_every_number_round_trips():
+    for n in [*range(0, 5000), 11008, 50257, 2**45, 101 * 101, 997 * 2 * 3, 2**31 - 1]:
+        tokens = list(number_tokens(n))
+        assert tokens[-1] == ";"
+        assert read_number(tokens + ["tail"], 0) == (n, len(tokens))
+        assert "<unk>" not in [vocab_tokens()[i] for i in encode_ids(tokens)]
+
+
+def test_numbers_are_prime_powers_smallest_first():
+    assert number_tokens(12) == ("2^2", "3^1", ";")
+    assert number_tokens(128) == ("2^7", ";")
+    assert number_tokens(1) == ("1", ";")
+    assert number_tokens(202) == ("2^1", "P", "d1", "d0", "d1", ";")  # 101 is spelled in digits
+    assert SMALL_PRIME_LIMIT == 100
+
+
+def test_vocabulary_is_fixed_and_unique():
+    tokens = vocab_tokens()
+    assert len(set(tokens)) == len(tokens)
+    assert tokens[:4] == ("<pad>", "<bos>", "<eos>", "<unk>")
+    assert token_ids()["<pad>"] == 0
+    assert VERSION.startswith("tlm-lang-")
+    assert len(vocab_hash()) == 16
+
+
+def test_tokenizer_matches_our_ids_and_reloads(tmp_path):
+    from transformers import AutoTokenizer
+
+    text = "<bos> <hw> kind llvm cpu znver5 cores 2^1 ; <dec> s0 tile b0 x 2^7 ; n 2^2 ; max 2^6 ; = 2^1 ; 1 ; <eos>"
+    assert make_tokenizer()(text)["input_ids"] == encode_ids(text.split())
+    save_language(tmp_path)
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    assert loaded(text)["input_ids"] == encode_ids(text.split())
+    assert loaded.decode(encode_ids(text.split())) == text
+    assert loaded.convert_tokens_to_ids("<unk>") == token_ids()["<unk>"]
+
+
+@pytest.mark.parametrize("extent", [1, 7, 12, 64, 96, 128, 172, 224, 1000, 3072, 11008])
+def test_every_tiling_of_any_extent_is_writable(extent):
+    for n, limit in [(2, -1), (4, 64)]:
+        point = DecisionPoint(0, 0, TILE, None, [], (extent,), extent=extent, n=n, max_innermost_factor=limit)
+        for tiling in perfect_tilings(extent, n, limit):
+            tokens = decision_tokens(point, tiling)
+            sentence = ["<dec>", "s0", "tile", "=", *tokens, "<eos>"]
+            assert decode(sentence) == (0, [tiling])
+
+
+def _round_trip(space, rng, samples=3):
+    prompt = make_prompt(space)
+    for sketch in space.sketches:
+        vectors = [sketch.sampled_decisions] + [random_decisions(sketch, rng) for _ in range(samples)]
+        for decisions in vectors:
+            sentence = encode(space, sketch.index, decisions, prompt)
+            assert decode(sentence.tokens) == (sketch.index, decisions)
+            assert decode(sentence.text) == (sketch.index, decisions)
+            assert "<unk>" not in sentence.tokens
+            assert len(sentence.decision_mask) == len(sentence.tokens)
+            assert sentence.tokens[: sentence.prompt_len] == prompt.tokens
+
+
+def test_round_trip_on_workloads(workload_spaces):
+    rng = random.Random(0)
+    for space in workload_spaces.values():
+        _round_trip(space, rng)
+
+
+def test_sentence_shape(workload_spaces):
+    space = workload_spaces["matmul_relu_64"]
+    sentence = encode(space, 0, space.sketches[0].sampled_decisions)
+    assert sentence.tokens[0] == "<bos>" and sentence.tokens[-1] == "<eos>"
+    assert sentence.tokens[sentence.prompt_len - 1] == "<dec>"
+    assert sentence.tokens[sentence.prompt_len] == "s0"
+    for word in ["<hw>", "kind", "llvm", "cores", "vec", "<op>", "block", "sketches"]:
+        assert word in sentence.tokens[: sentence.prompt_len]
+    # the loss mask covers the sketch, every decision token and the end, never the prompt or the contexts
+    chosen = [t for t, m in zip(sentence.tokens, sentence.decision_mask, strict=True) if m]
+    assert chosen[0] == "s0" and chosen[-1] == "<eos>"
+    assert not any(sentence.decision_mask[: sentence.prompt_len])
+    assert "tile" not in chosen and "=" not in chosen
+
+
+def test_unreadable_and_unwritable_sentences():
+    with pytest.raises(LanguageError, match="no '<dec>'"):
+        decode("<bos> <hw> <eos>")
+    with pytest.raises(LanguageError, match="sketch token"):
+        decode("<dec> tile = 2^1 ; <eos>")
+    with pytest.raises(LanguageError, match="expected a categorical"):
+        decode("<dec> s0 cat = L3 <eos>")
+    point = DecisionPoint(0, 0, "compute_location", "b", [70], 70)
+    with pytest.raises(LanguageError, match="beyond"):
+        decision_tokens(point, 70)
+
+
+@pytest.mark.slow
+def test_round_trip_on_every_task_of_every_tiny_sample(tiny_sample_spaces):
+    rng = random.Random(1)
+    tasks = 0
+    for spaces in tiny_sample_spaces.values():
+        for space in spaces:
+            _round_trip(space, rng, samples=2)
+            tasks += 1
+    assert tasks > 100
+
+
+@pytest.mark.slow
+def test_round_trip_on_a_paper_size_model(space_builder):
+    from tlm_core.frontend import load_model
+    from tlm_core.partition import partition
+
+    rng = random.Random(2)
+    tasks = partition(load_model("resnet50"), space_builder.target).tasks
+    for task in tasks:
+        _round_trip(space_builder.build(task), rng, samples=1)
