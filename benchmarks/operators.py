@@ -1,0 +1,156 @@
+"""Single subgraphs at realistic shapes, per method: kernel latency, compile time, ratios, numeric check.
+
+Methods: TVM default (untuned), Roller-style heuristic Top-1 and Top-10, Ansor-style evolutionary search
+(MetaSchedule implementation) with a trial budget. Every program of an operator is measured by the same
+Measurer (median over repeats, checked against the untuned reference), so ratios are within one run.
+
+    .venv/bin/python benchmarks/operators.py            # realistic shapes, search 64 trials (~40 min)
+    .venv/bin/python benchmarks/operators.py --quick    # small shapes, search 8 trials (~5 min)
+
+Writes benchmarks/results/operators[-quick].json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.report import us, write  # noqa: E402
+
+
+def suite(quick: bool) -> dict:
+    """name -> PrimFunc, built with TE/TOPI (the same operators Relax legalizes to)."""
+    from tvm import te, topi
+
+    def func(*tensors):
+        f = te.create_prim_func(list(tensors))
+        return f.without_attr("layout_free_buffers") if f.attrs and "layout_free_buffers" in f.attrs else f
+
+    s = 4 if quick else 1  # quick: shapes divided by s (by s*s for some)
+    ops = {}
+    m, k, n = 128 // s, 768 // s, 768 // s
+    a, b = te.placeholder((m, k), name="A"), te.placeholder((k, n), name="B")
+    ops[f"matmul {m}x{k}x{n}"] = func(a, b, topi.nn.matmul(a, b))
+    a, w = te.placeholder((m, k), name="A"), te.placeholder((4 * n, k), name="W")
+    bias = te.placeholder((4 * n,), name="bias")
+    ops[f"dense+bias+gelu-ish {m}x{k}x{4 * n}"] = func(a, w, bias, topi.tanh(topi.add(topi.nn.dense(a, w), bias)))
+    c, hw = 64 // s, 56 // s
+    x, wt = te.placeholder((1, c, hw, hw), name="X"), te.placeholder((c, c, 3, 3), name="W")
+    ops[f"conv2d+relu {c}x{hw}x{hw} 3x3"] = func(x, wt, topi.nn.relu(topi.nn.conv2d_nchw(x, wt, 1, 1, 1)))
+    c2, hw2 = 256 // s, 14
+    x, wt = te.placeholder((1, c2, hw2, hw2), name="X"), te.placeholder((c2, c2, 1, 1), name="W")
+    ops[f"conv2d 1x1 {c2}x{hw2}x{hw2}"] = func(x, wt, topi.nn.conv2d_nchw(x, wt, 1, 0, 1))
+    c3, hw3 = 144 // s, 28 // (2 if quick else 1)
+    x, wt = te.placeholder((1, c3, hw3, hw3), name="X"), te.placeholder((c3, 1, 3, 3), name="W")
+    ops[f"depthwise 3x3 {c3}x{hw3}x{hw3}"] = func(x, wt, topi.nn.depthwise_conv2d_nchw(x, wt, 1, 1, 1))
+    h, sq, d = 12 // (s if quick else 1), 128 // s, 64
+    q, kk = te.placeholder((h, sq, d), name="Q"), te.placeholder((h, sq, d), name="K")
+    ops[f"batch_matmul {h}x{sq}x{d}x{sq}"] = func(q, kk, topi.nn.batch_matmul(q, kk))
+    x = te.placeholder((h, sq, sq), name="X")
+    ops[f"softmax {h}x{sq}x{sq}"] = func(x, topi.nn.softmax(x))
+    x = te.placeholder((m, k), name="X")
+    ops[f"sum over rows {m}x{k}"] = func(x, topi.sum(x, axis=1))
+    x, y = te.placeholder((1, c, hw, hw), name="X"), te.placeholder((1, c, hw, hw), name="Y")
+    ops[f"add+relu {c}x{hw}x{hw}"] = func(x, y, topi.nn.relu(topi.add(x, y)))
+    return ops
+
+
+def bench(name: str, prim, trials: int, measurer, builder, target) -> dict:
+    from tlm_core.baselines.default import default_module
+    from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program
+    from tlm_core.baselines.search import search
+    from tlm_core.partition import task_from_primfunc
+
+    task = task_from_primfunc(prim, name.split()[0])
+    space = builder.build(task)
+    t0 = time.perf_counter()
+    top1 = heuristic_program(space)
+    t_top1 = time.perf_counter() - t0
+    top10 = heuristic_candidates(space, k=10)
+    t_rank = time.perf_counter() - t0 - t_top1
+    t0 = time.perf_counter()
+    results = measurer.measure(task, [default_module(task, target), top1.program.mod] + [c.program.mod for c in top10])
+    t_measure10 = (time.perf_counter() - t0) * len(top10) / (len(top10) + 2)
+    default, heur = results[0], results[1]
+    best10 = min((r for r in results[2:] if r.ok), key=lambda r: r.latency, default=None)
+    row = {
+        "operator": name,
+        "gflop": task.flops / 1e9,
+        "default_us": us(default.latency),
+        "heuristic_us": us(heur.latency),
+        "heuristic_s": t_top1,
+        "top10_us": us(best10.latency) if best10 else None,
+        "top10_s": t_top1 + t_rank + t_measure10,
+        "ok": default.ok and heur.ok and all(r.ok for r in results[2:]),
+    }
+    if trials:
+        res = search([task], target, trials, measurer)
+        row["search_us"] = us(res.best.get(task.id))
+        row["search_s"] = res.seconds
+        row["search_trials"] = len(res.trials)
+        row["ok"] = row["ok"] and task.id in res.best
+    for key in ("heuristic", "top10", "search"):
+        if row.get(f"{key}_us") and row["default_us"]:
+            row[f"{key}_speedup"] = row["default_us"] / row[f"{key}_us"]
+    if row.get("search_us") and row["heuristic_us"]:
+        row["heuristic_vs_search"] = row["heuristic_us"] / row["search_us"]  # > 1: heuristic slower
+        row["search_vs_heuristic_compile"] = row["search_s"] / row["heuristic_s"]
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small shapes and a tiny search budget (CI smoke test)")
+    p.add_argument("--trials", type=int, default=None, help="search trials per operator (0: no search)")
+    p.add_argument("--only", help="only operators whose name starts with this")
+    args = p.parse_args(argv)
+    trials = args.trials if args.trials is not None else (8 if args.quick else 64)
+
+    from tlm_core.measure import Measurer
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+
+    target = host_target()
+    builder = SpaceBuilder.for_target(target)
+    rows = []
+    with Measurer(target, repeat=5, min_repeat_ms=10) as measurer:
+        for name, prim in suite(args.quick).items():
+            if args.only and not name.startswith(args.only):
+                continue
+            print(f"{name} ...", file=sys.stderr, flush=True)
+            rows.append(bench(name, prim, trials, measurer, builder, target))
+            print(f"  {rows[-1]}", file=sys.stderr, flush=True)
+    cols = [
+        "operator",
+        "gflop",
+        "default_us",
+        "heuristic_us",
+        "top10_us",
+        "search_us",
+        "heuristic_speedup",
+        "search_speedup",
+        "heuristic_vs_search",
+        "heuristic_s",
+        "top10_s",
+        "search_s",
+        "ok",
+    ]
+    notes = [
+        f"search: Ansor-style evolutionary search, MetaSchedule implementation, {trials} trials per operator.",
+        "heuristic: Roller-style rule-based Top-1 (no measurement); top10: best of its model's 10 best, measured.",
+        "*_s: compile time (generation, or search wall time including measurements and start-up).",
+        "Latency: median over 5 repeats of >= 10 ms, all methods of an operator in the same run; ok: every"
+        " program matched the untuned reference.",
+    ]
+    name = "operators-quick" if args.quick else "operators"
+    md = write(name, {"trials": trials, "rows": rows}, cols, rows, "Operators: kernel latency per method", notes)
+    print(md.read_text())
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

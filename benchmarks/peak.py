@@ -1,0 +1,112 @@
+"""fp32 GEMM efficiency: the best schedule per method against this machine's measured BLAS peak.
+
+The reference ceiling is numpy's GEMM (OpenBLAS / MKL) on the same shape and threads; efficiency =
+numpy's latency / the method's latency. Every TVM program is measured by the Measurer (median of repeats).
+
+    .venv/bin/python benchmarks/peak.py            # 1024^3, heuristic Top-1 / Top-10, search 128 trials
+    .venv/bin/python benchmarks/peak.py --quick    # 256^3, search 8 trials
+
+Writes benchmarks/results/peak[-quick].json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.report import us, write  # noqa: E402
+
+
+def numpy_gemm(n: int, repeat: int = 20) -> float:
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
+    c = np.empty((n, n), dtype=np.float32)
+    np.matmul(a, b, out=c)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        np.matmul(a, b, out=c)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--n", type=int, default=None)
+    p.add_argument("--trials", type=int, default=None)
+    args = p.parse_args(argv)
+    n = args.n or (256 if args.quick else 1024)
+    trials = args.trials if args.trials is not None else (8 if args.quick else 128)
+
+    from tvm import te, topi
+
+    from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program
+    from tlm_core.baselines.search import search
+    from tlm_core.measure import Measurer
+    from tlm_core.partition import task_from_primfunc
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+
+    target = host_target()
+    a, b = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
+    prim = te.create_prim_func([a, b, topi.nn.matmul(a, b)]).without_attr("layout_free_buffers")
+    task = task_from_primfunc(prim, f"gemm{n}")
+    flops = 2.0 * n**3
+    space = SpaceBuilder.for_target(target).build(task)
+    rows = []
+    with Measurer(target, repeat=7, min_repeat_ms=20, timeout_s=120.0) as m:
+        blas = numpy_gemm(n)
+        rows.append({"method": "numpy (BLAS)", "latency_us": us(blas), "compile_s": 0.0})
+        t0 = time.perf_counter()
+        top1 = heuristic_program(space)
+        t1 = time.perf_counter() - t0
+        cands = heuristic_candidates(space, k=10)
+        t10 = time.perf_counter() - t0
+        results = m.measure(task, [top1.program.mod] + [c.program.mod for c in cands])
+        t10 = time.perf_counter() - t0
+        rows.append({"method": "heuristic top-1", "latency_us": us(results[0].latency), "compile_s": t1})
+        best = min((r.latency for r in results[1:] if r.ok), default=None)
+        rows.append({"method": "heuristic top-10", "latency_us": us(best), "compile_s": t10})
+        if trials:
+            res = search([task], target, trials, m)
+            rows.append(
+                {
+                    "method": f"search ({len(res.trials)} trials)",
+                    "latency_us": us(res.best.get(task.id)),
+                    "compile_s": res.seconds,
+                }
+            )
+        blas_again = numpy_gemm(n)  # the machine is shared: bracket the run with two BLAS measurements
+    blas = min(blas, blas_again)
+    rows[0]["latency_us"] = us(blas)
+    for r in rows:
+        lat = r["latency_us"]
+        r["gflops"] = flops / (lat * 1e-6) / 1e9 if lat else None
+        r["of_peak"] = blas * 1e6 / lat if lat else None
+    notes = [
+        f"fp32 GEMM {n}x{n}x{n}; peak = numpy/BLAS on this machine (best of two runs bracketing the benchmark).",
+        "of_peak: BLAS latency / method latency. search: Ansor-style evolutionary search, MetaSchedule implementation.",
+    ]
+    name = "peak-quick" if args.quick else "peak"
+    md = write(
+        name,
+        {"n": n, "rows": rows},
+        ["method", "latency_us", "gflops", "of_peak", "compile_s"],
+        rows,
+        f"Peak: fp32 GEMM {n}^3 vs BLAS",
+        notes,
+    )
+    print(md.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
