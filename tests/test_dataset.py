@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from workloads import add_64, matmul_relu_64, softmax_64
@@ -205,3 +206,17 @@ def test_searcher_hook_runs_once_per_task(tmp_path, tasks, measurer, space_build
     assert calls == [tasks[0].id] and result.searched == 0  # the second run found the search done
     assert len(read_records(tmp_path / "search")) == 2
     assert {r["source"] for r in export_rows(tmp_path, builder=space_builder)} == {"random", "search"}
+
+
+@pytest.mark.slow
+def test_cli_collect_a_tiny_sample(tmp_path, capsys, monkeypatch):
+    from tlm_core.cli import main
+
+    monkeypatch.setenv("TLM_CACHE_DIR", str(tmp_path / "cache"))
+    argv = ["dataset", "collect", "--models", "bert-tiny", "--per-task", "2", "--out", str(tmp_path), "--quiet"]
+    assert main([*argv, "--max-programs", "3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["measured"] == 3 and doc["directory"].startswith(str(tmp_path))
+    assert main([*argv, "--max-programs", "2", "--json"]) == 0  # resumes from the catalogue: no model load
+    assert json.loads(capsys.readouterr().out)["measured"] == 2
+    assert sum(_counts(Path(doc["directory"]))[0].values()) == 5

@@ -32,8 +32,10 @@ def cmd_collect(args: argparse.Namespace) -> None:
         target=target,
         log=log,
         seed=args.seed,
+        repeat=args.repeat,
         top_k=args.top_k,
         max_programs=args.max_programs,
+        quiet=args.quiet,
     )
     doc = {"directory": str(directory), **stats.to_dict()}
     text = (
@@ -104,7 +106,7 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--target", default="llvm", choices=["llvm", "cuda", "auto"])
     sp.add_argument("--rpc", metavar="HOST:PORT:KEY", help="measure through a TVM RPC tracker and its servers")
     sp.add_argument("--rpc-parallel", type=int, default=2, help="programs measured at once over RPC (2)")
-    sp.add_argument("--repeat", type=int, default=5, help="timed repeats per program over RPC (5)")
+    sp.add_argument("--repeat", type=int, default=5, help="timed repeats per program (5); the median counts")
     sp.add_argument("--top-k", type=int, default=4, help="fastest programs per task re-measured (4)")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--max-programs", type=int, help="stop after this many new programs")

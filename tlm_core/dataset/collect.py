@@ -119,12 +119,14 @@ class Collector:
         remeasure_repeat: int = 15,
         max_programs: int | None = None,
         log: Callable[[str], None] | None = None,
+        quiet: bool = False,
     ) -> None:
         self.directory = Path(directory)
         self.measurer = measurer
         self.builder = builder or SpaceBuilder.for_target(measurer.target)
         self.seed, self.batch, self.top_k, self.remeasure_repeat = seed, batch, top_k, remeasure_repeat
         self.max_programs = max_programs
+        self.quiet = quiet
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.store = RecordStore(self.directory / RANDOM_DIR)
         self.stats = CollectStats()
@@ -171,7 +173,7 @@ class Collector:
 
         goal = len(tasks) * per_task  # an upper bound: small spaces hold fewer programs
         done = sum(min(self.count(t.id), per_task) for t in tasks)
-        self.bar = bar(range(goal), "programs", total=goal)
+        self.bar = bar(range(goal), "programs", total=goal, quiet=self.quiet)
         self.bar.update(done)
         try:
             for stage in stages:
@@ -286,6 +288,7 @@ def collect_tasks(
     """Collect up to per_task measured random programs per task into directory/random (a RecordStore).
 
     options: builder, seed, batch, top_k, remeasure_repeat, max_programs (stop after that many new
-    programs), log. With a searcher, each task's search results go to directory/search, once per task.
+    programs), log, quiet (no progress bar). With a searcher, each task's search results go to
+    directory/search, once per task.
     """
     return Collector(directory, measurer, **options).run(tasks, per_task, searcher, search_trials)

@@ -36,13 +36,14 @@ def collect(
     target: Target | None = None,
     searcher: Searcher | None = None,
     log: Callable[[str], None] | None = None,
+    repeat: int = 5,
     **options: Any,
 ) -> tuple[Path, CollectStats]:
     """Collect per_task measured programs for every task of the models' variants (default: the training
     variants of resnet50, bert and gpt2). Returns the target's directory and what this run added.
 
-    measurer: default a local Measurer (5 repeats of >= 10 ms); an RPCMeasurer measures remotely.
-    options: see collect_tasks (seed, batch, top_k, remeasure_repeat, max_programs, search_trials).
+    measurer: default a local Measurer (`repeat` repeats of >= 10 ms); an RPCMeasurer measures remotely.
+    options: see collect_tasks (seed, batch, top_k, remeasure_repeat, max_programs, quiet, search_trials).
     """
     from tlm_core.measure import Measurer
 
@@ -56,7 +57,7 @@ def collect(
     tasks = [t.task() for t in catalog.for_variants([v.name for v in variants])]
     log(f"{len(tasks)} tasks from {len(variants)} model variants -> {directory}")
     own = measurer is None
-    measurer = measurer or Measurer(target, repeat=5, min_repeat_ms=10, timeout_s=60.0)
+    measurer = measurer or Measurer(target, repeat=repeat, min_repeat_ms=10, timeout_s=60.0)
     try:
         stats = collect_tasks(tasks, directory, per_task, measurer, searcher=searcher, log=log, **options)
     finally:
