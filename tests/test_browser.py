@@ -1,7 +1,8 @@
 """End to end in a real browser: Playwright (sync API) drives Debian's Chromium against `streamlit run`.
 
 The steps run in order on one page, as a user would: open the app, choose a sample, click a graph node, open its
-schedule space, change a decision, measure, upload a bad file. Screenshots go to assets/screenshots/.
+schedule space, change a decision, measure, upload a bad file. Screenshots go to out/screenshots/, or to
+TLM_SCREENSHOTS (e.g. assets/screenshots to refresh the README's pictures).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).parents[1]
-SHOTS = ROOT / "assets" / "screenshots"
+SHOTS = ROOT / os.environ.get("TLM_SCREENSHOTS", "out/screenshots")
 SAMPLE = "bert-tiny"  # branches (attention) make a telling graph; its matmul spaces build fast
 SLOW = 480_000  # ms: the first space in a fresh server pays TVM's start-up (minutes on a busy 2-core box)
 
