@@ -25,7 +25,7 @@ from benchmarks.report import ms, write  # noqa: E402
 QUICK = ["bert-tiny", "resnet50-tiny"]
 
 
-def bench(name: str, trials_per_task: int, builder, target, repeat: int) -> dict:
+def bench(name: str, trials_per_task: int, builder, target, repeat: int, only: list[str] | None = None) -> dict:
     from tlm_core import compile as C
     from tlm_core.frontend import load_model
     from tlm_core.measure import Measurer
@@ -51,11 +51,13 @@ def bench(name: str, trials_per_task: int, builder, target, repeat: int) -> dict
             return schedules, result.seconds
 
         methods["search"] = searched
+    if only:
+        methods = {m: f for m, f in methods.items() if m in only}
     ok = True
     for method, make in methods.items():
         schedules, gen = make()
         compiled = C.compile_model(part, schedules, target)
-        report = C.run_model(model, compiled, repeat=repeat, with_pytorch=(method == "default"))
+        report = C.run_model(model, compiled, repeat=repeat, with_pytorch="pytorch_ms" not in row)
         if report.pytorch_latency is not None:
             row["pytorch_ms"] = ms(report.pytorch_latency)
         row[f"{method}_ms"] = ms(report.latency)
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=None, help="search trials per task (0: no search)")
     p.add_argument("--models", nargs="*", help="sample names (default: every tiny sample)")
     p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--methods", nargs="*", help="default, heuristic, search (default: all that apply)")
     args = p.parse_args(argv)
     trials = args.trials if args.trials is not None else (0 if args.quick else 20)
     names = args.models or (QUICK if args.quick else [n for n, s in sample_models.SAMPLES.items() if s.tiny])
@@ -89,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in names:
         print(f"{name} ...", file=sys.stderr, flush=True)
-        rows.append(bench(name, trials, builder, target, args.repeat))
+        rows.append(bench(name, trials, builder, target, args.repeat, args.methods))
     methods = ["default", "heuristic"] + (["search"] if trials else [])
+    methods = [m for m in methods if not args.methods or m in args.methods]
     cols = ["model", "tasks", "pytorch_ms"] + [f"{m}_ms" for m in methods]
     cols += [f"{m}_vs_pytorch" for m in methods] + [f"{m}_compile_s" for m in methods] + ["ok"]
     notes = [

@@ -24,7 +24,7 @@ def test_a_tiny_search_improves_on_default_and_writes_records_tvm_reads(measurer
     task = task_from_primfunc(W.matmul_128, "matmul_128")
     store = RecordStore(tmp_path / "records")
     seen = []
-    result = search([task], host_target(), trials=16, measurer=measurer, store=store, per_iter=8, on_trial=seen.append)
+    result = search([task], host_target(), trials=8, measurer=measurer, store=store, per_iter=8, on_trial=seen.append)
     assert [t.index for t in result.trials] == list(range(len(result.trials))) and len(result.trials) >= 8
     assert seen == result.trials
     walls = [t.wall_s for t in result.trials]

@@ -28,8 +28,8 @@ def test_peak_quick_without_search(results, space_builder):
     assert all(r["of_peak"] > 0 for r in rows)
 
 
-@pytest.mark.slow
-def test_models_quick_one_model(results, space_builder):
-    assert models.main(["--quick", "--models", "bert-tiny", "--repeat", "2"]) == 0
+def test_models_quick_one_model_one_method(results):
+    # test_compile runs the heuristic end to end; here only the benchmark's wiring, on the cheapest method.
+    assert models.main(["--quick", "--models", "bert-tiny", "--repeat", "2", "--methods", "default"]) == 0
     (row,) = json.loads((results / "models-quick.json").read_text())["rows"]
-    assert row["ok"] and row["heuristic_ms"] < row["default_ms"] and row["pytorch_ms"] > 0
+    assert row["ok"] and row["default_ms"] > 0 and row["pytorch_ms"] > 0 and row["default_vs_pytorch"] > 0
