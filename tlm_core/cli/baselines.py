@@ -197,6 +197,23 @@ def cmd_compile(args: argparse.Namespace) -> None:
         raise RuntimeError(f"the compiled model does not match PyTorch (max rel error {report.max_rel_error})")
 
 
+BENCHMARKS = ("operators", "models", "peak")
+
+
+def cmd_bench(args: argparse.Namespace) -> None:
+    """Run benchmarks/<name>.py of this checkout (it writes its JSON and markdown into benchmarks/results/)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / f"{args.name}.py"
+    if not script.exists():
+        raise FileNotFoundError(f"{script} not found: `tlm bench` runs from a source checkout")
+    argv = [sys.executable, str(script)] + (["--quick"] if args.quick else []) + list(args.rest)
+    code = subprocess.call(argv)
+    if code:
+        raise RuntimeError(f"benchmark {args.name} exited with status {code}")
+
+
 def register(sub: argparse._SubParsersAction, add) -> None:
     sp = add(sub, "heuristic", cmd_heuristic, "Roller-style rule-based schedules per task (Top-1, or measured Top-k)")
     sp.add_argument("--top", type=int, default=1, help="also measure the k best by the heuristic's own model")
@@ -218,3 +235,14 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--records", help="RecordStore directory for the search's programs")
     sp.add_argument("--repeat", type=int, default=10, help="timed end-to-end runs (the median is reported)")
     sp.add_argument("--timeout", type=float, default=30.0)
+
+    sp = add(
+        sub,
+        "bench",
+        cmd_bench,
+        "run a benchmark: operators, models or peak (tables in benchmarks/results)",
+        model=False,
+    )
+    sp.add_argument("name", choices=BENCHMARKS)
+    sp.add_argument("--quick", action="store_true", help="the CI smoke-test size")
+    sp.add_argument("rest", nargs=argparse.REMAINDER, help="further options for the benchmark script")
