@@ -6,6 +6,7 @@ needed: pre-training teaches the language (what a legal, well-formed decision lo
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections.abc import Iterator
@@ -71,8 +72,10 @@ def write_corpus(
 
 
 def read_corpus(paths: list[str | Path]) -> list[dict]:
+    """Every row of JSON-lines corpus files (plain, or gzip-compressed when the name ends in .gz)."""
     rows: list[dict] = []
     for p in paths:
-        with Path(p).open() as f:
+        opener = gzip.open if str(p).endswith(".gz") else open
+        with opener(p, "rt") as f:
             rows += [json.loads(line) for line in f if line.strip()]
     return rows

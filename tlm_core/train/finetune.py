@@ -8,6 +8,7 @@ are read by instruction index (the same indices as DecisionPoint.inst_index) and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..language import LanguageError, Sentence, make_prompt, sentence_of_points
 from ..model import TLMConfig
@@ -19,11 +20,11 @@ from .loop import TrainSettings, train
 
 def record_decisions(space: Space, record: Record) -> tuple[int, list[Decision]] | None:
     """The (sketch index, decision vector) a record's trace describes, or None when no sketch matches."""
-    kinds = _before_postproc([inst[0] for inst in record.trace[0]])
+    insts = _before_postproc(list(_plain(record.trace[0])))
     by_inst = {int(i): v for i, v in record.decisions}
     for sketch in space.sketches:
-        own = _before_postproc([inst.kind.name for inst in sketch.trace.insts])
-        if kinds != own or any(p.inst_index not in by_inst for p in sketch.points):
+        own = _before_postproc(list(_plain(sketch.trace.as_json(remove_postproc=True)[0])))
+        if insts != own or any(p.inst_index not in by_inst for p in sketch.points):
             continue
         decisions = [by_inst[p.inst_index] for p in sketch.points]
 
@@ -39,9 +40,23 @@ def record_decisions(space: Space, record: Record) -> tuple[int, list[Decision]]
     return None
 
 
-def _before_postproc(kinds: list[str]) -> list[str]:
-    """Instruction kinds of the schedule itself (a record's trace goes on with its postprocessors)."""
-    return kinds[: kinds.index("EnterPostproc")] if "EnterPostproc" in kinds else kinds
+def _before_postproc(insts: list[tuple]) -> list[tuple]:
+    """The schedule's own instructions, [kind, inputs, attrs, outputs] each (a record's trace goes on with
+    its postprocessors). Sketches of a task can differ only in an input (e.g. the loop of a compute-at)."""
+    kinds = [i[0] for i in insts]
+    return insts[: kinds.index("EnterPostproc")] if "EnterPostproc" in kinds else insts
+
+
+def _plain(value: Any) -> Any:
+    """A trace's JSON, from TVM objects or parsed JSON, in one comparable form (numbers as floats)."""
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "__len__") and not hasattr(value, "value"):
+        return tuple(_plain(v) for v in value)
+    try:
+        return round(float(getattr(value, "value", value)), 6)
+    except (TypeError, ValueError):
+        return None
 
 
 def best_sentences(space: Space, records: list[Record], top: int = 1) -> list[Sentence]:
