@@ -8,9 +8,12 @@ exported as a shared library), uploaded to a server the tracker hands out, check
 reference outputs computed here (the untuned task on the same seeded inputs), and timed with the remote
 time_evaluator. Several programs are measured at once, one per server session.
 
-MetaSchedule's own RPCRunner (ms.runner.RPCRunner) times builds through the same tracker, but it runs
-no numeric check and wants MetaSchedule's builder artifacts, so this class talks to the tracker directly
-(the same calls RPCRunner makes: connect_tracker, request, upload, load_module, time_evaluator).
+Probed in apache-tvm 0.27 (2026-11-29): tvm.rpc (connect_tracker, request, upload, load_module,
+time_evaluator), tvm.exec.rpc_tracker / rpc_server and ms.runner.RPCRunner all work on loopback; the
+tracker module imports `tornado`, which apache-tvm does not install. A tracker started with
+`python -m tvm.exec.rpc_tracker` prints a harmless AttributeError from Tracker.__del__ when it is stopped.
+RPCRunner times an exported library through the same tracker, but runs no numeric check, so this class
+makes the same calls itself and checks each program's outputs before its time counts.
 """
 
 from __future__ import annotations
