@@ -41,9 +41,11 @@ def run_model(
     """Run once for the check, then `repeat` timed runs (each at least a few ms of work)."""
     if not compiled.relax:
         raise ValueError("this module has no Relax main (a TVMScript operator): measure its task instead")
+    inputs = model.random_inputs(seed)
+    # PyTorch first: its two OpenMP threads degrade badly while TVM's thread pool still holds the cores.
+    torch_latency = pytorch_latency(model, inputs, repeat) if with_pytorch and model.reference else None
     dev = device_for(compiled.target)
     vm = relax.VirtualMachine(compiled.executable, dev)
-    inputs = model.random_inputs(seed)
     args = [tvm.runtime.tensor(a, dev) for a in inputs]
     outs = _flatten(vm["main"](*args))
     max_abs = max_rel = None
@@ -61,10 +63,7 @@ def run_model(
         ok = ok and len(outs) >= len(refs) and max_rel != float("inf")
     timer = vm.time_evaluator("main", dev, number=1, repeat=repeat, min_repeat_ms=5)
     latencies = [float(t) for t in timer(*args).results]
-    report = RunReport(statistics.median(latencies), latencies, max_abs, max_rel, ok)
-    if with_pytorch and model.reference is not None:
-        report.pytorch_latency = pytorch_latency(model, inputs, repeat)
-    return report
+    return RunReport(statistics.median(latencies), latencies, max_abs, max_rel, ok, torch_latency)
 
 
 def pytorch_latency(model: LoadedModel, inputs: list[np.ndarray], repeat: int = 10) -> float:
