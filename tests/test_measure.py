@@ -134,7 +134,7 @@ def test_schedules_of_a_matmul_are_measured(measurer):
 def test_reference_is_cached_on_disk_and_reused(measurer):
     task = task_from_primfunc(matmul_relu_64, "matmul_relu")
     path = measurer.reference_path(task)
-    assert not path.exists()
+    path.unlink(missing_ok=True)  # the session's measurer may have met this workload in another test
     calls = []
     assert measurer.measure(task, [task.mod], progress=lambda i, r: calls.append((i, r.ok))) and calls == [(0, True)]
     assert path.exists() and path.is_relative_to(measurer.cache_dir / "references")

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -187,5 +188,7 @@ def test_measured_programs_go_into_the_store(tmp_path, matmul, measurer):
         store.append(matmul, sch.trace, result, measurer.target)
     fastest = min(range(2), key=lambda i: results[i].latency)
     assert store.best(matmul.id).latency == pytest.approx(results[fastest].latency)
+    # TVM ranks by the mean of run_secs, the store by the median: on a noisy machine they may disagree
+    fastest_mean = min(range(2), key=lambda i: statistics.mean(results[i].latencies))
     (top,) = store.tvm_database().get_top_k(ms.database.Workload(matmul.mod), 1)
-    assert str(top.trace) == str(schedules[fastest].trace)
+    assert str(top.trace) == str(schedules[fastest_mean].trace)
