@@ -145,3 +145,30 @@ def test_generated_program_computes_the_right_thing(gen, workload_spaces, measur
     (result,) = measurer.measure(space.task, [program.mod])
     assert result.ok, result.error
     assert np.isfinite(result.latency)
+
+
+def test_fast_forward_matches_transformers():
+    import torch
+
+    from tlm_core.generator.fast import FastGPT2, supports
+
+    model = new_model(preset("tiny"), seed=5)
+    assert supports(model)
+    ids = torch.randint(4, len(token_ids()), (90,), generator=torch.Generator().manual_seed(0)).tolist()
+    with torch.no_grad():
+        ref = model(input_ids=torch.tensor([ids])).logits[0]
+    fast = FastGPT2(model)
+    for a, b in [(0, 40), (40, 41), (41, 57), (57, 58), (58, 90)]:  # chunks as the generator feeds them
+        assert torch.allclose(fast.feed(ids[a:b]), ref[b - 1], atol=1e-4)
+
+
+def test_generation_without_the_fast_path_is_the_same(workload_spaces, monkeypatch):
+    from tlm_core.generator import lm
+
+    space = workload_spaces["conv2d_relu_8"]
+    gen = Generator(new_model(preset("tiny"), seed=0))
+    fast = gen.greedy(space)
+    monkeypatch.setattr(lm, "supports", lambda model: False)
+    slow = gen.greedy(space)
+    assert slow.sentence.text == fast.sentence.text
+    assert slow.logprob == pytest.approx(fast.logprob, abs=1e-3)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import torch
 
 from ..language import decode_ids
+from .fast import FastGPT2, supports
 from .record import Step
 
 TOP = 5  # tokens listed per step
@@ -37,7 +38,8 @@ def torch_threads(n: int | None) -> Iterator[None]:
 class TokenStream:
     def __init__(self, model) -> None:
         self.model = model
-        self.past = None  # the KV cache of every token fed so far
+        self.fast = FastGPT2(model) if supports(model) else None  # same logits, far less overhead per call
+        self.past = None  # transformers' KV cache (when the fast path does not apply)
         self.pending: list[int] = []  # queued, not yet fed
         self.length = 0  # tokens in the sentence so far (fed + pending)
         self.model_seconds = 0.0
@@ -52,10 +54,13 @@ class TokenStream:
         """Next-token logits after everything pushed (runs the model on the queued tokens)."""
         if self.pending or self._logits is None:
             start = time.perf_counter()
-            ids = torch.tensor([self.pending], dtype=torch.long)
-            out = self.model(input_ids=ids, cache=self.past, use_cache=True, logits_to_keep=1)
-            self.past = out.cache
-            self._logits = out.logits[0, -1].float()
+            if self.fast is not None:
+                self._logits = self.fast.feed(self.pending).float()
+            else:
+                ids = torch.tensor([self.pending], dtype=torch.long)
+                out = self.model(input_ids=ids, cache=self.past, use_cache=True, logits_to_keep=1)
+                self.past = out.cache
+                self._logits = out.logits[0, -1].float()
             self.pending = []
             self.model_seconds += time.perf_counter() - start
         return self._logits

@@ -11,6 +11,10 @@ from ..space import Decision, decision_to_json
 
 @dataclass
 class Step:
+    """One generated token: a choice of the model, a token the mask left no alternative to, or a token of a
+    decision the caller forced. Context tokens (written before each decision, see tlm_core.language) are
+    given, not generated: they have no step, but they are in the sentence at the positions in between."""
+
     position: int  # index of the token in the sentence
     point: int | None  # decision point index; None for the sketch choice and the end
     token: str  # the chosen token
