@@ -127,3 +127,19 @@ def test_cli_train(capsys, tmp_path, workload_spaces):
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["step"] == 3
     assert load_checkpoint(out) is not None
+
+
+def test_cli_generate_uses_the_shipped_checkpoint(capsys, space_builder):
+    from pathlib import Path
+
+    from tlm_core.model import default_checkpoint
+
+    if not (default_checkpoint() / "config.json").exists():
+        import pytest
+
+        pytest.skip("no shipped checkpoint in this checkout")
+    operator = str(Path(__file__).parent / "data" / "matmul_relu.py")
+    assert main(["generate", operator, "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["checkpoint"] == str(default_checkpoint())
+    assert doc["valid"] == doc["candidates"] == len(doc["tasks"])
