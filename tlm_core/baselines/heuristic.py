@@ -35,7 +35,7 @@ from .hardware import Hardware
 
 METHOD = "heuristic"
 PARALLEL_LAUNCH_S = 5e-6  # measured on this 2-core machine: a parallel region of a tiny kernel costs ~5 us
-SMALL_FLOPS = 2e6  # below this a block runs on one core: a parallel launch (~10 us) costs more than it saves
+SMALL_FLOPS = 2e6  # below this a block runs on one core: a parallel launch costs more than it saves
 LABEL = "Roller-style rule-based heuristic"
 
 
