@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import statistics
 import sys
 from pathlib import Path
@@ -12,8 +13,20 @@ from tlm_core.cli.common import emit, table
 DEFAULT_OUT = "data/collect"  # the live collection (not committed); `tlm dataset pack` makes the repo copy
 
 
+def _stop_on_sigterm() -> None:
+    """`kill PID` stops a background collection like Ctrl-C: the workers are closed, nothing is lost.
+    (A job started with `&` from a script ignores SIGINT, so SIGTERM is the way to stop one.)"""
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def cmd_collect(args: argparse.Namespace) -> None:
     from tlm_core.dataset import collect
+
+    _stop_on_sigterm()
     from tlm_core.target import host_target
 
     target = host_target(args.target)
