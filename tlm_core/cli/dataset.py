@@ -6,6 +6,8 @@ import argparse
 import signal
 import statistics
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tlm_core.cli.common import emit, table
@@ -13,20 +15,23 @@ from tlm_core.cli.common import emit, table
 DEFAULT_OUT = "data/collect"  # the live collection (not committed); `tlm dataset pack` makes the repo copy
 
 
-def _stop_on_sigterm() -> None:
+@contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
     """`kill PID` stops a background collection like Ctrl-C: the workers are closed, nothing is lost.
     (A job started with `&` from a script ignores SIGINT, so SIGTERM is the way to stop one.)"""
 
     def stop(signum, frame):
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, stop)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def cmd_collect(args: argparse.Namespace) -> None:
     from tlm_core.dataset import collect
-
-    _stop_on_sigterm()
     from tlm_core.target import host_target
 
     target = host_target(args.target)
@@ -37,19 +42,20 @@ def cmd_collect(args: argparse.Namespace) -> None:
         host, port, key = parse_rpc(args.rpc)
         measurer = RPCMeasurer(host, port, key, target, parallel=args.rpc_parallel, repeat=args.repeat)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    directory, stats = collect(
-        args.models,
-        args.out,
-        per_task=args.per_task,
-        measurer=measurer,
-        target=target,
-        log=log,
-        seed=args.seed,
-        repeat=args.repeat,
-        top_k=args.top_k,
-        max_programs=args.max_programs,
-        quiet=args.quiet,
-    )
+    with _stop_on_sigterm():
+        directory, stats = collect(
+            args.models,
+            args.out,
+            per_task=args.per_task,
+            measurer=measurer,
+            target=target,
+            log=log,
+            seed=args.seed,
+            repeat=args.repeat,
+            top_k=args.top_k,
+            max_programs=args.max_programs,
+            quiet=args.quiet,
+        )
     doc = {"directory": str(directory), **stats.to_dict()}
     text = (
         f"{directory}: {stats.measured} new programs ({stats.failed} failed), {stats.remeasured} re-measured, "
