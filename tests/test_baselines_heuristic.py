@@ -11,16 +11,7 @@ from tlm_core.frontend import load_model
 from tlm_core.partition import partition, task_from_primfunc
 from tlm_core.target import host_target
 
-WORKLOADS = [
-    "matmul_128",
-    "matmul_relu_64",
-    "softmax_64",
-    "conv2d_relu_8",
-    "depthwise_conv2d_8",
-    "batch_matmul_16",
-    "layer_norm_64",
-    "add_64",
-]
+WORKLOADS = W.NAMES
 TINY = [name for name, spec in sample_models.SAMPLES.items() if spec.tiny]
 
 

@@ -20,16 +20,7 @@ from tlm_core.space import (
     trace_decisions,
 )
 
-WORKLOADS = [
-    "matmul_128",
-    "matmul_relu_64",
-    "softmax_64",
-    "conv2d_relu_8",
-    "depthwise_conv2d_8",
-    "batch_matmul_16",
-    "layer_norm_64",
-    "add_64",
-]
+WORKLOADS = workloads.NAMES
 
 
 def task(name: str):

@@ -8,6 +8,18 @@ block could only stay at the root).
 
 from tvm.script import tirx as T
 
+# the workloads most component tests run over
+NAMES = [
+    "matmul_128",
+    "matmul_relu_64",
+    "softmax_64",
+    "conv2d_relu_8",
+    "depthwise_conv2d_8",
+    "batch_matmul_16",
+    "layer_norm_64",
+    "add_64",
+]
+
 
 @T.prim_func(s_tir=True)
 def matmul_128(
