@@ -1,4 +1,4 @@
-"""Reading record directories without TVM: plain or gzip-compressed MetaSchedule JSON-lines files.
+"""Reading record directories: plain or gzip-compressed MetaSchedule JSON-lines files.
 
 A record directory holds workload.json and tuning_record.json (a live RecordStore), or the same files as
 workload.json.gz / tuning_record.json.gz (packed into the repository). Both read the same way here.
@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import statistics
-from dataclasses import dataclass
 from pathlib import Path
 
-from tlm_core.records.store import FAILED_RUN_SECS, RECORD_FILE, WORKLOAD_FILE, task_id_of_hash
+from tlm_core.records.store import RECORD_FILE, WORKLOAD_FILE, Record, task_id_of_hash
 
 
 def open_lines(path: Path) -> list[str]:
@@ -26,21 +24,6 @@ def open_lines(path: Path) -> list[str]:
     return []
 
 
-@dataclass
-class RawRecord:
-    task_id: str
-    trace: list
-    run_secs: list[float]
-
-    @property
-    def ok(self) -> bool:
-        return any(s != FAILED_RUN_SECS for s in self.run_secs)
-
-    @property
-    def latency(self) -> float | None:
-        return statistics.median(self.run_secs) if self.ok else None
-
-
 def read_workloads(directory: str | Path) -> list[tuple[str, str]]:
     """(task id, the workload line as TVM wrote it) per line of workload.json."""
     out = []
@@ -49,13 +32,9 @@ def read_workloads(directory: str | Path) -> list[tuple[str, str]]:
     return out
 
 
-def read_records(directory: str | Path) -> list[RawRecord]:
+def read_records(directory: str | Path) -> list[Record]:
     task_ids = [tid for tid, _ in read_workloads(directory)]
-    out = []
-    for line in open_lines(Path(directory) / RECORD_FILE):
-        index, (trace, run_secs, *_rest) = json.loads(line)
-        out.append(RawRecord(task_ids[index], trace, [float(s) for s in run_secs or []]))
-    return out
+    return [Record.from_line(line, task_ids) for line in open_lines(Path(directory) / RECORD_FILE)]
 
 
 def workload_mod(line: str):
