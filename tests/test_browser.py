@@ -118,21 +118,57 @@ def screenshot(page, name: str, height: int) -> None:
     page.set_viewport_size(size)
 
 
-def click_graph_node(page, trace: int, point: int) -> None:
-    """Click a point of the partitioned-graph figure at its pixel position (from Plotly's own axes)."""
-    graph = page.locator(".js-plotly-plot").first
-    graph.scroll_into_view_if_needed()
-    page.wait_for_timeout(1000)  # scrolling re-lays out the page; positions read before that are stale
-    xy = graph.evaluate(
-        """(gd, [t, i]) => {
-            const L = gd._fullLayout, d = gd._fullData[t], box = gd.getBoundingClientRect();
-            return [box.left + L.xaxis._offset + L.xaxis.l2p(d.x[i]), box.top + L.yaxis._offset + L.yaxis.l2p(d.y[i])];
-        }""",
-        [trace, point],
+def graph_points(page) -> dict[int, tuple[int, int]]:
+    """Graph node -> (trace, point index) in the figure as Plotly has drawn it now."""
+    rows = page.locator(".js-plotly-plot").first.evaluate(
+        "gd => gd._fullData.flatMap((d, t) => (d.customdata || []).map((n, i) => [n, t, i]))"
     )
-    page.mouse.move(xy[0], xy[1])
-    page.wait_for_timeout(300)
-    page.mouse.click(xy[0], xy[1])
+    return {int(n): (t, i) for n, t, i in rows}
+
+
+def wait_for_graph(page, current: str) -> None:
+    """Until the figure on screen is the current model's, with `current` ("#8 fused_...") drawn as the selected
+    node: a re-render after choosing a sample can lag the script run, and positions read from the old figure
+    click the wrong node."""
+    graph = page.locator(".js-plotly-plot").first
+    deadline = time.monotonic() + 60
+    while True:
+        drawn = graph.evaluate(
+            "gd => gd.data.flatMap(d => (d.customdata || [])"
+            ".map((n, i) => d.marker.size[i] === 16 ? d.hovertext[i] : '')).filter(h => h)"
+        )
+        if len(drawn) == 1 and drawn[0].startswith(f"<b>{current}</b>"):
+            return
+        assert time.monotonic() < deadline, f"the graph's selected node is {drawn}, not {current}"
+        page.wait_for_timeout(250)
+
+
+def click_graph_node(page, node: int) -> None:
+    """Hover a graph node at its pixel position (from Plotly's own axes) until Plotly reports that very node under
+    the mouse, then click it: a click is only sent once the pointer is known to be on the right point."""
+    graph = page.locator(".js-plotly-plot").first
+    hovered = None
+    for _ in range(20):
+        page.wait_for_timeout(250)  # scrolling and re-rendering move the figure (or replace it): read it afresh
+        trace, point = graph_points(page)[node]
+        graph.evaluate("gd => gd.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(250)
+        xy = graph.evaluate(
+            """(gd, [t, i]) => {
+                const L = gd._fullLayout, d = gd._fullData[t], box = gd.getBoundingClientRect();
+                return [box.left + L.xaxis._offset + L.xaxis.l2p(d.x[i]),
+                        box.top + L.yaxis._offset + L.yaxis.l2p(d.y[i])];
+            }""",
+            [trace, point],
+        )
+        page.mouse.move(xy[0] + 3, xy[1] + 3)
+        page.mouse.move(xy[0], xy[1])
+        page.wait_for_timeout(250)
+        hovered = graph.evaluate("gd => (gd._hoverdata || []).map(p => p.customdata)")
+        if hovered == [node]:
+            page.mouse.click(xy[0], xy[1])
+            return
+    pytest.fail(f"the mouse never hovered graph node {node} alone (Plotly reports {hovered} under it)")
 
 
 def test_open_the_app_and_choose_a_sample(page):
@@ -145,17 +181,16 @@ def test_open_the_app_and_choose_a_sample(page):
 
 
 def test_click_a_graph_node_to_make_it_current(page):
-    graph = page.locator(".js-plotly-plot").first
     before = value(page, "Current subgraph")
-    # trace 0 holds the edges; trace 1 the first kind's nodes: click one that is not current yet
-    nodes = graph.evaluate("gd => gd._fullData[1].customdata")
-    point = next(i for i, n in enumerate(nodes) if not before.startswith(f"#{n} "))
+    wait_for_graph(page, before)
+    # the first kind's nodes (matmuls for bert-tiny: spaces with tile choices for the next test), not current yet
+    node = next(n for n, (t, _) in graph_points(page).items() if t == 1 and not before.startswith(f"#{n} "))
     current = selectbox(page, "Current subgraph").locator("input")
-    for attempt in range(3):  # retries: a click that lands while Plotly is still laying out is lost
-        click_graph_node(page, 1, point)
+    for attempt in range(3):  # retries: a click that lands while the page re-renders is lost
+        click_graph_node(page, node)
         wait_idle(page)
         try:
-            expect(current).to_have_value(re.compile(f"^#{nodes[point]} "), timeout=30_000)
+            expect(current).to_have_value(re.compile(f"^#{node} "), timeout=30_000)
             break
         except AssertionError:
             if attempt == 2:
