@@ -68,7 +68,23 @@ def workload_spaces(space_builder):
     return {n: space_builder.build(task_from_primfunc(getattr(workloads, n), n)) for n in names}
 
 
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """`streamlit run app/studio.py` on a free port for every browser test (tests/browser.py)."""
+    from tests.browser import serve
+
+    yield from serve(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    """One Chromium page (one Streamlit session) per browser test module; its tests run in order on it."""
+    from tests.browser import open_page
+
+    yield from open_page(server)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Browser tests first: the rest of the suite leaves workers and load behind that made the real-mouse graph
-    click miss (seen only after the whole suite, never when the browser tests ran alone)."""
-    items.sort(key=lambda item: 0 if item.path.name == "test_browser.py" else 1)
+    """Browser tests (test_browser*.py) first: the rest of the suite leaves workers and load behind that made the
+    real-mouse graph click miss (seen only after the whole suite, never when the browser tests ran alone)."""
+    items.sort(key=lambda item: 0 if item.path.name.startswith("test_browser") else 1)
