@@ -10,7 +10,9 @@ import streamlit as st
 
 import sample_models
 from tlm_core.frontend import LoadedModel, load_model, load_model_bytes
+from tlm_core.generator import Generator
 from tlm_core.measure import Measurer
+from tlm_core.model import default_checkpoint
 from tlm_core.partition import Partition, Task, partition
 from tlm_core.space import Space, SpaceBuilder
 from tlm_core.target import host_target
@@ -43,6 +45,12 @@ def build_space(task_id: str, _task: Task) -> Space:
 def measurer() -> Measurer:
     """One Measurer (worker process, reference cache) for the whole server."""
     return Measurer(host_target())
+
+
+@st.cache_resource(show_spinner=False)
+def generator() -> Generator:
+    """The shipped TLM (assets/tlm-small), loaded once for the whole server."""
+    return Generator.from_checkpoint(default_checkpoint())
 
 
 def current_model() -> tuple[str, LoadedModel, Partition]:
