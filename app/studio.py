@@ -7,6 +7,7 @@ page = st.navigation(
     [
         st.Page("pages/model.py", title="Model", icon=":material/account_tree:", default=True),
         st.Page("pages/space.py", title="Schedule space", icon=":material/grid_on:"),
+        st.Page("pages/generate.py", title="Generate", icon=":material/auto_awesome:"),
     ]
 )
 page.run()

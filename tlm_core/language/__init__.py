@@ -8,7 +8,18 @@ make_tokenizer() / save_language(dir)          # the fixed, versioned vocabulary
 
 from .decisions import LanguageError, context_tokens, decision_tokens, sketch_token
 from .numbers import number_tokens, read_number
-from .sentence import PROMPT_END, Prompt, Sentence, decode, encode, make_prompt, point_tokens, sentence_of_points
+from .sentence import (
+    PROMPT_END,
+    ROLES,
+    Prompt,
+    Sentence,
+    decode,
+    encode,
+    make_prompt,
+    point_tokens,
+    sentence_of_points,
+    token_roles,
+)
 from .vocab import (
     BOS,
     EOS,
@@ -28,6 +39,7 @@ __all__ = [
     "EOS",
     "PAD",
     "PROMPT_END",
+    "ROLES",
     "VERSION",
     "LanguageError",
     "Prompt",
@@ -48,5 +60,6 @@ __all__ = [
     "sentence_of_points",
     "sketch_token",
     "token_ids",
+    "token_roles",
     "vocab_tokens",
 ]

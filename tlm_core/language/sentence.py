@@ -22,6 +22,11 @@ from .operator import blocks_of, operator_tokens
 from .vocab import BOS, EOS, encode_ids
 
 PROMPT_END = "<dec>"
+# What each token of a sentence is: the prompt's three parts (the hardware from "<hw>", the operator from "<op>",
+# the sketch count from "sketches" to "<dec>"), <bos>, and after the prompt the given context of each decision
+# point or a chosen token (the sketch, a decision, <eos>).
+ROLES = ("start", "hardware", "operator", "sketch", "context", "decision")
+_SECTION_ROLE = {"<hw>": "hardware", "<op>": "operator", "sketches": "sketch"}
 
 
 @dataclass
@@ -50,6 +55,16 @@ class Sentence:
     @property
     def decision_text(self) -> str:
         return " ".join(self.tokens[self.prompt_len :])
+
+
+def token_roles(sentence: Sentence) -> list[str]:
+    """The role (one of ROLES) of every token of a sentence, in order."""
+    roles, role = [], "start"
+    for tok in sentence.tokens[: sentence.prompt_len]:
+        role = _SECTION_ROLE.get(tok, role)
+        roles.append(role)
+    roles += ["decision" if m else "context" for m in sentence.decision_mask[sentence.prompt_len :]]
+    return roles
 
 
 def make_prompt(space: Space, target: Target | None = None) -> Prompt:
