@@ -1,0 +1,39 @@
+"""Compare the methods on one subgraph and on a whole model: TLM, search, heuristic, default, a user's database.
+
+result = run_method("heuristic", space, measurer)        # one measured, checked row (subgraph.py)
+results = Results(); results.add(result)                 # kept per (task, method) for tables and overlays
+ceilings = machine_ceilings(); roofline_points(...)      # this machine's measured roofline (roofline.py)
+decision_diff(space, (sketch_a, decisions_a), (sketch_b, decisions_b))   # decision-level diff (diff.py)
+read_database(path) / database_result(space, db, measurer)              # a user's MetaSchedule DB (database.py)
+"""
+
+from tlm_core.compare.database import DatabaseError, UserDatabase, database_from_files, database_result, read_database
+from tlm_core.compare.diff import DecisionDiff, DiffRow, decision_diff
+from tlm_core.compare.job import Job
+from tlm_core.compare.results import Results, node_values, task_table
+from tlm_core.compare.roofline import Ceilings, RooflinePoint, machine_ceilings, roofline_points, task_bytes
+from tlm_core.compare.subgraph import LABELS, METHODS, MethodResult, run_method
+
+__all__ = [
+    "LABELS",
+    "METHODS",
+    "Ceilings",
+    "DatabaseError",
+    "DecisionDiff",
+    "DiffRow",
+    "Job",
+    "MethodResult",
+    "Results",
+    "RooflinePoint",
+    "UserDatabase",
+    "database_from_files",
+    "database_result",
+    "decision_diff",
+    "machine_ceilings",
+    "node_values",
+    "read_database",
+    "roofline_points",
+    "run_method",
+    "task_bytes",
+    "task_table",
+]

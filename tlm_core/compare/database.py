@@ -1,0 +1,96 @@
+"""A user's own MetaSchedule JSONDatabase (from their tuning), compared per task with the other methods.
+
+Reading and checking the files is tlm_core.compile.schedules' (save_database checks an upload as plain JSON
+data first, nothing is unpickled or executed; load_database hands it to TVM). Tasks are matched by their
+workload's structural hash (TVM's own `has_workload`); the best record of a task is re-measured here, on this
+machine, with the numeric check, and the latency the user recorded is kept beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tvm.s_tir import meta_schedule as ms
+
+from tlm_core.compare.subgraph import LABELS, MethodResult, from_measurement, match_trace, trace_text
+from tlm_core.compile.schedules import (
+    DATABASE_MAX_BYTES,
+    DatabaseError,
+    Schedule,
+    best_in_database,
+    load_database,
+    save_database,
+    scheduled_module,
+)
+from tlm_core.measure import Measurer
+from tlm_core.partition import Task
+from tlm_core.partition.task import task_id
+from tlm_core.records.store import FAILED_RUN_SECS
+from tlm_core.space import Space
+
+__all__ = ["DatabaseError", "UserDatabase", "database_from_files", "database_result", "read_database"]
+
+
+@dataclass
+class UserDatabase:
+    db: ms.database.Database
+    workload_ids: list[str]  # task ids (structural hashes) of the workloads its records tune
+    records: int
+    source: str = ""
+
+    def coverage(self, tasks: list[Task]) -> tuple[list[str], list[str], int]:
+        """(ids of the tasks it has a record for, ids of those it lacks, its workloads matching no task)."""
+        covered = [t.id for t in tasks if self.db.has_workload(t.mod)]
+        missing = [t.id for t in tasks if t.id not in covered]
+        return covered, missing, len(set(self.workload_ids) - {t.id for t in tasks})
+
+
+def read_database(path: str | Path, source: str | None = None) -> UserDatabase:
+    """A JSONDatabase directory (or either of its files), loaded by TVM."""
+    db = load_database(path)
+    records = db.get_all_tuning_records()
+    ids = sorted({task_id(r.workload.mod) for r in records})
+    return UserDatabase(db, ids, len(records), source or str(path))
+
+
+def database_from_files(
+    workload: bytes, records: bytes, directory: str | Path, max_bytes: int = DATABASE_MAX_BYTES, source: str = "upload"
+) -> UserDatabase:
+    """An uploaded pair of files (workload.json, tuning_record.json): checked, written into `directory`, loaded."""
+    return read_database(save_database(workload, records, directory, max_bytes), source)
+
+
+def database_result(space: Space, user: UserDatabase, measurer: Measurer) -> MethodResult:
+    """The database's best record of this task, applied and re-measured here (with the numeric check)."""
+    task = space.task
+    if not user.db.has_workload(task.mod):
+        return _failed(task, "the database has no record of this task")
+    start = time.perf_counter()
+    trace, recorded = best_in_database(user.db, task, space.target)
+    if trace is None:
+        return _failed(task, "the database knows this task but has no successful record of it")
+    try:
+        mod = scheduled_module(task, Schedule(task.id, "database", trace))
+    except Exception as err:
+        return _failed(task, f"its best trace does not apply to this task here: {err}".splitlines()[0])
+    seconds = time.perf_counter() - start
+    (result,) = measurer.measure(task, [mod])
+    matched = match_trace(space, trace)
+    recorded_ok = recorded is not None and recorded < FAILED_RUN_SECS and math.isfinite(recorded)
+    return from_measurement(
+        space,
+        "database",
+        result,
+        compile_s=seconds,
+        sketch_index=matched[0] if matched else None,
+        decisions=matched[1] if matched else None,
+        trace=trace_text(trace),
+        extra={"recorded_latency_s": recorded if recorded_ok else None, "source": user.source},
+    )
+
+
+def _failed(task: Task, error: str) -> MethodResult:
+    return MethodResult(task.id, "database", LABELS["database"], False, error=error)

@@ -1,0 +1,282 @@
+"""Run one method on one task and collect a row: latency, GFLOP/s, compile time, trials, numeric check, schedule.
+
+Every latency here comes from the Measurer, which checks each program's output against the untuned reference
+before its time counts. "Compile seconds" is the time to *choose* the schedule: generation or rule time, plus
+every measurement the method needs to choose (best-of-k, Top-k, search). Top-1 methods need none: the one
+measurement that reports their latency is not part of their cost.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tlm_core.measure import Measurer, MeasureResult
+from tlm_core.space import Decision, Space, decision_to_json
+
+METHODS = ("default", "heuristic", "heuristic-top-k", "tlm", "tlm-best-of-k", "search", "database")
+LABELS = {
+    "default": "TVM default (no tuning)",
+    "heuristic": "Roller-style heuristic, Top-1",
+    "heuristic-top-k": "Roller-style heuristic, Top-k (measured)",
+    "tlm": "TLM, top-1 (greedy)",
+    "tlm-best-of-k": "TLM, best of k (beam, measured)",
+    "search": "Ansor-style evolutionary search, MetaSchedule implementation",
+    "database": "your MetaSchedule database (re-measured here)",
+}
+
+
+@dataclass
+class MethodResult:
+    task_id: str
+    method: str  # one of METHODS
+    label: str
+    ok: bool  # a program was found, built, ran and matched the reference
+    latency: float | None = None  # seconds, median of the Measurer's repeats
+    gflops: float | None = None
+    compile_s: float = 0.0  # time to choose the schedule (see the module docstring)
+    trials: int = 0  # programs measured to choose it
+    error: str | None = None
+    max_rel_error: float | None = None  # vs the untuned reference (None: checked inside a search trial)
+    sketch_index: int | None = None  # None for the untuned default and foreign traces
+    decisions: list[Decision] | None = None
+    trace: str | None = None  # the MetaSchedule trace as Python text
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. search: convergence; best-of-k: every latency
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly, with the CLI's key names (latency_s, compile_s)."""
+        return {
+            "id": self.task_id,
+            "method": self.method,
+            "label": self.label,
+            "ok": self.ok,
+            "latency_s": self.latency,
+            "gflops": self.gflops,
+            "compile_s": self.compile_s,
+            "trials": self.trials,
+            "error": self.error,
+            "max_rel_error": self.max_rel_error,
+            "sketch": self.sketch_index,
+            "decisions": None if self.decisions is None else [decision_to_json(d) for d in self.decisions],
+            **self.extra,
+        }
+
+
+def from_measurement(space: Space, method: str, result: MeasureResult, **fields: Any) -> MethodResult:
+    label = fields.pop("label", LABELS[method])
+    return MethodResult(
+        task_id=space.task.id,
+        method=method,
+        label=label,
+        ok=result.ok,
+        latency=result.latency,
+        gflops=result.gflops,
+        error=result.error,
+        max_rel_error=result.max_rel_error,
+        **fields,
+    )
+
+
+def trace_text(trace: Any) -> str | None:
+    return None if trace is None else "\n".join(str(line) for line in trace.as_python())
+
+
+def run_default(space: Space, measurer: Measurer) -> MethodResult:
+    from tlm_core.baselines.default import default_module
+
+    start = time.perf_counter()
+    mod = default_module(space.task, space.target)
+    seconds = time.perf_counter() - start
+    (result,) = measurer.measure(space.task, [mod])
+    return from_measurement(space, "default", result, compile_s=seconds)
+
+
+def run_heuristic(space: Space, measurer: Measurer) -> MethodResult:
+    from tlm_core.baselines.heuristic import heuristic_program
+
+    start = time.perf_counter()
+    cand = heuristic_program(space)
+    seconds = time.perf_counter() - start
+    (result,) = measurer.measure(space.task, [cand.program.mod])
+    return from_measurement(
+        space,
+        "heuristic",
+        result,
+        compile_s=seconds,
+        sketch_index=cand.sketch_index,
+        decisions=list(cand.decisions),
+        trace=trace_text(cand.program.trace),
+    )
+
+
+def run_heuristic_top_k(space: Space, measurer: Measurer, k: int = 10) -> MethodResult:
+    from tlm_core.baselines.heuristic import heuristic_top_k
+
+    measured, seconds = heuristic_top_k(space, measurer, k=k)
+    if not measured:
+        return MethodResult(space.task.id, "heuristic-top-k", f"Roller-style heuristic, Top-{k}", False,
+                            compile_s=seconds, error="the heuristic found no valid program")  # fmt: skip
+    best = measured[0]
+    return from_measurement(
+        space,
+        "heuristic-top-k",
+        best.result,
+        label=f"Roller-style heuristic, Top-{k} (measured)",
+        compile_s=seconds,
+        trials=len(measured),
+        sketch_index=best.candidate.sketch_index,
+        decisions=list(best.candidate.decisions),
+        trace=trace_text(best.candidate.program.trace),
+        extra={"k": k, "latencies_s": [m.result.latency for m in measured]},
+    )
+
+
+def run_tlm(space: Space, measurer: Measurer, generator: Any) -> MethodResult:
+    from tlm_core.program import apply_decisions
+
+    start = time.perf_counter()
+    gen = generator.greedy(space)
+    program = apply_decisions(space, gen.sketch_index, gen.decisions)
+    seconds = time.perf_counter() - start
+    (result,) = measurer.measure(space.task, [program.mod])
+    return from_measurement(
+        space,
+        "tlm",
+        result,
+        compile_s=seconds,
+        sketch_index=gen.sketch_index,
+        decisions=list(gen.decisions),
+        trace=trace_text(program.trace),
+    )
+
+
+def run_tlm_best_of_k(space: Space, measurer: Measurer, generator: Any, k: int = 4) -> MethodResult:
+    """k distinct candidates by beam search, all measured; the fastest that passes the check."""
+    from tlm_core.program import apply_decisions
+
+    start = time.perf_counter()
+    gens = generator.generate(space, candidates=k)
+    programs = [apply_decisions(space, g.sketch_index, g.decisions) for g in gens]
+    results = measurer.measure(space.task, [p.mod for p in programs])
+    seconds = time.perf_counter() - start
+    order = sorted(range(len(results)), key=lambda i: (not results[i].ok, results[i].latency or math.inf))
+    best = order[0]
+    return from_measurement(
+        space,
+        "tlm-best-of-k",
+        results[best],
+        label=f"TLM, best of {k} (beam, measured)",
+        compile_s=seconds,
+        trials=len(results),
+        sketch_index=gens[best].sketch_index,
+        decisions=list(gens[best].decisions),
+        trace=trace_text(programs[best].trace),
+        extra={"k": k, "latencies_s": [r.latency for r in results]},
+    )
+
+
+def run_search(
+    space: Space, measurer: Measurer, trials: int, on_trial: Callable[[Any], None] | None = None, seed: int = 0
+) -> MethodResult:
+    """MetaSchedule's evolutionary search on this task alone; the best trial's program (checked like every trial)."""
+    from tlm_core.baselines.search import search
+    from tlm_core.compile.schedules import best_in_database
+    from tlm_core.records import RecordStore
+
+    task = space.task
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RecordStore(tmp)
+        result = search([task], space.target, trials, measurer, store=store, per_iter=max(1, min(16, trials)),
+                        seed=seed, on_trial=on_trial)  # fmt: skip
+        trace, _ = best_in_database(store.tvm_database(), task, space.target)
+    latency = result.best.get(task.id)
+    matched = match_trace(space, trace) if trace is not None else None
+    return MethodResult(
+        task_id=task.id,
+        method="search",
+        label=f"{LABELS['search']}, {len(result.trials)} trials",
+        ok=latency is not None,
+        latency=latency,
+        gflops=task.flops / latency / 1e9 if latency and task.flops else None,
+        compile_s=result.seconds,
+        trials=len(result.trials_of(task.id)),
+        error=None if latency is not None else "no trial built, ran and passed the numeric check",
+        sketch_index=matched[0] if matched else None,
+        decisions=matched[1] if matched else None,
+        trace=trace_text(trace),
+        extra={"convergence": result.convergence(task.id)},
+    )
+
+
+def run_method(
+    method: str,
+    space: Space,
+    measurer: Measurer,
+    generator: Any = None,
+    k: int = 4,
+    top_k: int = 10,
+    trials: int = 16,
+    on_trial: Callable[[Any], None] | None = None,
+    database: Any = None,
+) -> MethodResult:
+    """One method on one task. generator: for tlm*; database: a UserDatabase for "database"."""
+    if method == "default":
+        return run_default(space, measurer)
+    if method == "heuristic":
+        return run_heuristic(space, measurer)
+    if method == "heuristic-top-k":
+        return run_heuristic_top_k(space, measurer, top_k)
+    if method in ("tlm", "tlm-best-of-k"):
+        if generator is None:
+            raise ValueError(f"method {method} needs a TLM generator")
+        if method == "tlm":
+            return run_tlm(space, measurer, generator)
+        return run_tlm_best_of_k(space, measurer, generator, k)
+    if method == "search":
+        return run_search(space, measurer, trials, on_trial)
+    if method == "database":
+        from tlm_core.compare.database import database_result
+
+        if database is None:
+            raise ValueError("method database needs a MetaSchedule database (read_database)")
+        return database_result(space, database, measurer)
+    raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
+
+
+def match_trace(space: Space, trace: Any) -> tuple[int, list[Decision]] | None:
+    """(sketch index, decisions) of the space that give the same program as a whole trace (a search's or a
+    database's), or None. A search's traces name and order their instructions differently from our sketches,
+    so, when the instructions do not match exactly, each sketch is tried with the trace's decisions in order
+    and kept only if it rebuilds a structurally equal program."""
+    from tvm_ffi.structural import structural_equal
+
+    from tlm_core.compile.schedules import Schedule, scheduled_module
+    from tlm_core.dataset.traces import POSTPROC_MARK, SketchMatcher, trace_json
+    from tlm_core.program import InvalidDecisions, apply_decisions
+    from tlm_core.space import TILE
+
+    as_json = trace_json(trace)
+    exact = SketchMatcher(space).match(as_json)
+    if exact is not None:
+        return exact
+    insts = as_json[0]
+    end = next((i for i, inst in enumerate(insts) if inst[0] == POSTPROC_MARK), len(insts))
+    values = [d for i, d in sorted(as_json[1], key=lambda x: x[0]) if i < end]
+    target = None
+    for sketch in space.sketches:
+        if len(sketch.points) != len(values):
+            continue
+        try:
+            decisions = [tuple(v) if p.kind == TILE else int(v) for p, v in zip(sketch.points, values, strict=True)]
+            program = apply_decisions(space, sketch.index, decisions)
+        except (InvalidDecisions, TypeError, ValueError):
+            continue
+        if target is None:
+            target = scheduled_module(space.task, Schedule(space.task.id, "trace", trace))
+        if structural_equal(program.mod, target):
+            return sketch.index, list(program.decisions)
+    return None
