@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 EXIT_ERROR = 2
-COMMANDS = ["core", "tlm", "dataset", "baselines"]  # modules of tlm_core.cli, in the order their commands are listed
+COMMANDS = ["core", "tlm", "dataset", "baselines", "compare"]  # modules of tlm_core.cli, in listing order
 
 
 def _add(sub: argparse._SubParsersAction, name: str, fn: Callable, help: str, model: bool = True):

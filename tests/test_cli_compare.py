@@ -1,0 +1,34 @@
+"""`tlm compare`: every method per task, measured; the --json contract (per task: method, latency, compile, trials)."""
+
+import json
+from pathlib import Path
+
+from tlm_core.cli import main
+
+OPERATOR = str(Path(__file__).parent / "data" / "matmul_relu.py")
+TASK_KEYS = {"id", "name", "method", "latency_s", "compile_s", "trials"}
+
+
+def test_compare_an_operator_with_a_users_database(capsys, space_builder, tmp_path):
+    db = tmp_path / "theirs"
+    assert main(["heuristic", OPERATOR, "--records", str(db), "--json", "--quiet"]) == 0  # "their" tuning
+    capsys.readouterr()
+    assert main(["compare", OPERATOR, "--db", str(db), "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["method"]: r for r in doc["tasks"]}
+    assert list(rows) == doc["methods"] == ["default", "heuristic", "tlm", "tlm-best-of-k", "database"]
+    for r in rows.values():
+        assert TASK_KEYS <= set(r) and r["ok"] and r["latency_s"] > 0, r
+        assert r["roof_gflops"] > 0 and r["intensity"] > 0
+    assert rows["tlm-best-of-k"]["trials"] == 4 and rows["tlm"]["trials"] == 0
+    assert rows["heuristic"]["latency_s"] < rows["default"]["latency_s"]
+    assert rows["database"]["recorded_latency_s"] > 0
+    assert rows["database"]["decisions"] == rows["heuristic"]["decisions"]
+    assert doc["database"]["covered"] == [rows["default"]["id"]]
+    assert doc["kernel_time_s"]["default"] == rows["default"]["latency_s"]  # one task, called once
+    assert doc["roofline"]["peak_gflops"] > 0 and doc["roofline"]["bandwidth_gbs"] > 0
+
+
+def test_compare_says_when_the_database_is_missing(capsys, tmp_path):
+    assert main(["compare", OPERATOR, "--db", str(tmp_path / "nothing"), "--quiet"]) == 2
+    assert "holds no MetaSchedule database" in capsys.readouterr().err

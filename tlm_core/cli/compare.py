@@ -1,0 +1,94 @@
+"""`tlm compare MODEL`: every method on every task (or one), measured on this machine, side by side.
+
+--json contract, per (task, method): {"id", "name", "method", "latency_s", "compile_s", "trials", ...}; plus this
+machine's roofline ceilings and, per method, the model's kernel time (latency x calls summed over tasks).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table
+
+
+def cmd_compare(args: argparse.Namespace) -> None:
+    from tlm_core.cli.tlm import load_generator
+    from tlm_core.compare import Results, machine_ceilings, read_database, roofline_points, run_method, task_table
+    from tlm_core.measure import Measurer
+    from tlm_core.progress import bar
+
+    generator, checkpoint = load_generator(args)
+    user = read_database(args.db) if args.db else None
+    model, part, target = load_partition(args)
+    tasks = [part.task(args.task)] if args.task else part.tasks
+    spaces = build_spaces(args, tasks, target)
+    methods = ["default", "heuristic", "tlm", "tlm-best-of-k"]
+    methods += ["heuristic-top-k"] if args.top > 1 else []
+    methods += ["search"] if args.trials > 0 else []
+    methods += ["database"] if user is not None else []
+    results = Results()
+    with Measurer(target, timeout_s=args.timeout) as m:
+        for task in bar(tasks, "comparing", quiet=args.quiet):
+            for method in methods:
+                results.add(run_method(method, spaces[task.id], m, generator, k=args.candidates, top_k=args.top,
+                                       trials=args.trials, database=user))  # fmt: skip
+    ceilings = machine_ceilings()
+    rows = []
+    for task in tasks:
+        points = {p.method: p for p in roofline_points(task, results.of_task(task.id), ceilings)}
+        for r in results.of_task(task.id):
+            row = {"name": task.name, **r.to_dict()}
+            if r.method in points:
+                row["intensity"] = points[r.method].intensity
+                row["roof_gflops"] = points[r.method].roof_gflops
+            rows.append(row)
+    _, totals = task_table(tasks, results)
+    pytorch = None
+    if not args.task and model.reference is not None:
+        from tlm_core.compile import pytorch_latency
+
+        pytorch = pytorch_latency(model, model.random_inputs(0))
+    doc = {
+        "model": model.name,
+        "target": str(target),
+        "checkpoint": checkpoint,
+        "methods": methods,
+        "tasks": rows,
+        "kernel_time_s": totals,  # per method: sum of latency x calls, when every task has a result
+        "pytorch_eager_s": pytorch,
+        "roofline": ceilings.to_dict(),
+        "database": None if user is None else {"source": user.source, "records": user.records,
+                                               "covered": user.coverage(tasks)[0]},  # fmt: skip
+    }
+    shown = [
+        {
+            "id": r["id"],
+            "name": r["name"][:32],
+            "method": r["method"],
+            "latency": fmt_secs(r["latency_s"]) if r["ok"] else f"failed: {(r['error'] or '')[:40]}",
+            "GFLOP/s": f"{r['gflops']:.2f}" if r["gflops"] else "-",
+            "compile": f"{r['compile_s']:.2f} s",
+            "trials": r["trials"],
+        }
+        for r in rows
+    ]
+    text = table(shown, ["id", "name", "method", "latency", "GFLOP/s", "compile", "trials"])
+    text += "\nkernel time per inference (latency x calls): " + ", ".join(
+        f"{m} {fmt_secs(v)}" for m, v in totals.items() if v is not None
+    )
+    if pytorch is not None:
+        text += f"; PyTorch eager end to end {fmt_secs(pytorch)}"
+    text += f"\nroofline: {ceilings.peak_gflops:.1f} GFLOP/s (numpy GEMM), {ceilings.bandwidth_gbs:.1f} GB/s (copy)"
+    emit(args, doc, text)
+
+
+def register(sub: argparse._SubParsersAction, add) -> None:
+    sp = add(sub, "compare", cmd_compare, "every method on every task (or one), measured here, side by side")
+    sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
+    sp.add_argument("--db", help="a MetaSchedule JSONDatabase directory of your own to compare against")
+    sp.add_argument("--trials", type=int, default=0, help="Ansor-style search trials per task (0: no search)")
+    sp.add_argument("--candidates", type=int, default=4, metavar="K", help="TLM best-of-K (beam search, measured)")
+    sp.add_argument("--top", type=int, default=0, help="also the heuristic's measured Top-k (k > 1)")
+    sp.add_argument("--checkpoint", help="TLM checkpoint folder (default: the shipped assets/tlm-small)")
+    sp.add_argument("--timeout", type=float, default=30.0)
+    sp.set_defaults(random_init=False, preset="small", seed=0)
