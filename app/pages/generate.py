@@ -63,7 +63,7 @@ if st.button("Generate", type="primary"):
 
 measured = ss.setdefault("measured", {})
 cands = run["candidates"]
-st.dataframe(candidates_table(cands, measured), hide_index=True, key="candidates")
+st.dataframe(candidates_table(cands, measured), hide_index=True)
 pick, measure_one, measure_all = st.columns([3, 1, 1])
 shown = pick.selectbox(
     "Shown candidate",
@@ -137,7 +137,7 @@ with st.expander("Every generated token"):
     st.dataframe(steps_table(g, points), hide_index=True)
 
 st.subheader("Decisions")
-st.dataframe(decisions_table(g, points), hide_index=True, key="decisions")
+st.dataframe(decisions_table(g, points), hide_index=True)
 st.markdown("**Override** a decision: the choices offered are those legal given the decisions before it.")
 cols = st.columns([2, 2, 1])
 editable = [p.index for p in points if len(p.choices) > 1]
@@ -172,7 +172,7 @@ if run["before"] is not None:
         f"Overridden from candidate log p {before.logprob:.2f}: decisions changed: **{', '.join(changed) or 'none'}** "
         "(the forced one and those the model re-decided after it)."
     )
-    st.dataframe(diff, hide_index=True, key="diff")
+    st.dataframe(diff, hide_index=True)
 
 program = apply_decisions(space, g.sketch_index, g.decisions)
 st.subheader("The program")

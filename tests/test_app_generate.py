@@ -1,0 +1,106 @@
+"""The Generate page, driven headless with AppTest on the default (tiny) sample's current subgraph."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app import APP, metrics
+from tlm_core.language import token_ids
+
+
+def button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def table(at: AppTest, column: str):
+    """The first table on the page with this column."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def shown(at: AppTest):
+    """The generation on screen, from the page's session state."""
+    (run,) = [r for r in at.session_state["generations"].values()]
+    return run["candidates"][run["shown"]]
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.run()
+    at.switch_page("pages/generate.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_greedy_generation_shows_its_steps(page):
+    cands = table(page, "log-probability")
+    assert list(cands["method"]) == ["greedy"] and cands["latency µs"].isna().all()
+    m = metrics(page)
+    legal, masked = int(m["Legal tokens"]), int(m["Masked tokens"])
+    assert legal > 1 and legal + masked == len(token_ids())  # step 1 is a real choice: the sketch
+    assert float(m["Entropy"].split()[0]) > 0
+    steps = table(page, "masked")  # every generated token (in its expander)
+    g = shown(page)
+    assert len(steps) == len(g.steps) and (steps["legal"] + steps["masked"] == len(token_ids())).all()
+    assert (steps["legal"] > 1).any() and (steps["legal"] == 1).any()
+    decisions = table(page, "model choices")
+    assert len(decisions) == len(g.decisions) and (decisions["legal choices"] >= 1).all()
+    assert any("sketches" in md.value and "legal" in md.value for md in page.markdown)  # the step's explanation
+    assert any("T.parallel" in c.value for c in page.code)  # the scheduled program
+    assert any("sample_perfect_tile" in c.value for c in page.code)  # its trace
+
+
+def test_step_through(page):
+    assert page.slider(key="w_step").value == 1
+    button(page, "Next ▶").click().run()
+    assert not page.exception, page.exception
+    assert page.slider(key="w_step").value == 2
+    g = shown(page)
+    text = next(md.value for md in page.markdown if md.value.startswith("Decision #"))
+    index = [i for i, s in enumerate(g.steps) if s.num_legal > 1 and not s.forced][1]
+    assert f"#{g.steps[index].point} " in text and int(metrics(page)["Legal tokens"]) == g.steps[index].num_legal
+    button(page, "◀ Previous").click().run()
+    assert page.slider(key="w_step").value == 1
+
+
+def test_beam_search_candidates(page):
+    page.radio(key="w_method").set_value("beam search").run()
+    page.number_input(key="w_k").set_value(3).run()
+    button(page, "Generate").click().run()
+    assert not page.exception, page.exception
+    cands = table(page, "log-probability")
+    assert list(cands["method"]) == ["beam"] * 3
+    assert cands["log-probability"].is_monotonic_decreasing
+
+
+def test_override_regenerates_the_rest_legally(page):
+    before = shown(page)
+    decisions = table(page, "model choices")
+    row = decisions[(decisions["kind"] == "tile") & (decisions["legal choices"] > 2)].iloc[0]
+    index = int(row["#"])
+    page.selectbox(key="w_override").set_value(index).run()
+    box = next(s for s in page.selectbox if s.label == "New value (legal here)")
+    assert box.value == row["chosen"] and len(box.options) == row["legal choices"]
+    new = next(o for o in box.options if o != box.value)
+    box.set_value(new).run()
+    button(page, "Override and re-generate").click().run()
+    assert not page.exception, page.exception
+    assert not page.error, [e.value for e in page.error]
+    after = shown(page)
+    assert after.method == "override" and after.decisions[:index] == before.decisions[:index]
+    decisions = table(page, "model choices")
+    assert decisions["chosen"][index] == new and bool(decisions["forced"][index])
+    diff = table(page, "before")
+    changed = set(diff[diff["changed"]]["#"])
+    assert str(index) in changed and "sketch" not in changed
+    assert changed == {str(i) for i, (a, b) in enumerate(zip(before.decisions, after.decisions, strict=True)) if a != b}
+    assert len(table(page, "log-probability")) == 4  # the override joins the candidates
+
+
+def test_measure_the_shown_program(page):
+    button(page, "Measure shown").click().run()
+    assert not page.exception, page.exception
+    assert not page.error, [e.value for e in page.error]
+    m = metrics(page)
+    assert m["Numeric check"] == "passed" and float(m["Latency (median)"].split()[0].replace(",", "")) > 0
+    cands = table(page, "log-probability")
+    assert cands["latency µs"].notna().sum() == 1 and cands["check"].iloc[-1] == "passed"
