@@ -8,6 +8,7 @@ page = st.navigation(
         st.Page("pages/model.py", title="Model", icon=":material/account_tree:", default=True),
         st.Page("pages/space.py", title="Schedule space", icon=":material/grid_on:"),
         st.Page("pages/generate.py", title="Generate", icon=":material/auto_awesome:"),
+        st.Page("pages/compare.py", title="Compare", icon=":material/leaderboard:"),
     ]
 )
 page.run()

@@ -4,6 +4,7 @@ import state
 import streamlit as st
 
 import sample_models
+from tlm_core.compare import node_values
 from tlm_core.frontend import ModelLoadError
 from tlm_core.partition import KINDS
 from tlm_core.viz.graph import graph_figure
@@ -78,6 +79,7 @@ with info_col:
     st.caption(f"kind {d['kind']} · task {d['task']} · {d['flops']:,.0f} FLOPs per call")
     st.write("Operators: " + " + ".join(d["ops"]))
     st.page_link("pages/space.py", label="Open its schedule space", icon=":material/grid_on:")
+    st.page_link("pages/compare.py", label="Compare methods on it", icon=":material/leaderboard:")
     with st.expander("What is fusion? (this subgraph)"):
         st.markdown(fusion_text(g, current))
     f1, f2 = st.columns(2)
@@ -87,9 +89,24 @@ with info_col:
     ss.table_nodes = [r["node"] for r in rows]
     st.dataframe(rows, hide_index=True, on_select=_table_pick, selection_mode="single-row", key="table", height=360)
 with graph_col:
-    st.caption("Click a node (or pick a row on the right) to make it the current subgraph. Colour = kind.")
+    # Overlay: colour by a method's measured latency, or its speedup vs TVM default (results from the Compare page).
+    results = ss.get("compare_results")
+    methods = results.methods() if results is not None else []
+    overlays = {"kind": None} | {f"latency: {m}": (m, "latency") for m in methods}
+    if "default" in methods:
+        overlays |= {f"speedup vs default: {m}": (m, "speedup") for m in methods if m != "default"}
+    if ss.get("w_colour") not in overlays:
+        ss.w_colour = "kind"
+    colour = st.selectbox("Colour nodes by", list(overlays), key="w_colour",
+                          help="Measured results come from the Compare page; nodes without one stay grey.")  # fmt: skip
+    values, metric = None, "latency"
+    if overlays[colour] is not None:
+        method, metric = overlays[colour]
+        values = node_values(g, results, method, metric)
+    what = "kind" if values is None else f"{metric} of {method} (grey: not measured yet)"
+    st.caption(f"Click a node (or pick a row on the right) to make it the current subgraph. Colour = {what}.")
     shown = {r["node"] for r in rows} if (query or kinds) else None
-    fig = graph_figure(g, selected=current, highlight=shown)
+    fig = graph_figure(g, selected=current, highlight=shown, values=values, metric=metric)
     st.plotly_chart(fig, on_select=_graph_pick, selection_mode="points", key="graph")
 with st.expander(f"Tuning tasks: {len(part.tasks)} unique workloads, weight = calls"):
     tasks = [{"id": t.id, "name": t.name, "weight": t.weight, "MFLOPs": t.flops / 1e6} for t in part.tasks]

@@ -45,9 +45,11 @@ def cmd_compare(args: argparse.Namespace) -> None:
     _, totals = task_table(tasks, results)
     pytorch = None
     if not args.task and model.reference is not None:
-        from tlm_core.compile import pytorch_latency
+        import statistics
 
-        pytorch = pytorch_latency(model, model.random_inputs(0))
+        from tlm_core.compile import pytorch_latencies
+
+        pytorch = statistics.median(pytorch_latencies(model, model.random_inputs(0)))
     doc = {
         "model": model.name,
         "target": str(target),
@@ -57,8 +59,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
         "kernel_time_s": totals,  # per method: sum of latency x calls, when every task has a result
         "pytorch_eager_s": pytorch,
         "roofline": ceilings.to_dict(),
-        "database": None if user is None else {"source": user.source, "records": user.records,
-                                               "covered": user.coverage(tasks)[0]},  # fmt: skip
+        "database": None if user is None else user.summary(tasks),
     }
     shown = [
         {

@@ -47,6 +47,11 @@ class UserDatabase:
         missing = [t.id for t in tasks if t.id not in covered]
         return covered, missing, len(set(self.workload_ids) - {t.id for t in tasks})
 
+    def summary(self, tasks: list[Task]) -> dict:
+        covered, missing, foreign = self.coverage(tasks)
+        return {"source": self.source, "records": self.records, "covered": covered, "missing": missing,
+                "foreign_workloads": foreign}  # fmt: skip
+
 
 def read_database(path: str | Path, source: str | None = None) -> UserDatabase:
     """A JSONDatabase directory (or either of its files), loaded by TVM."""

@@ -13,9 +13,10 @@ from typing import Any
 
 
 class Job:
-    def __init__(self, work: Callable[[Callable[[Any], None]], Any], name: str = "job") -> None:
-        """work(report) runs in a daemon thread; report(event) records progress."""
+    def __init__(self, work: Callable[[Callable[[Any], None]], Any], name: str = "job", total: int = 0) -> None:
+        """work(report) runs in a daemon thread; report(event) records progress; total: events expected."""
         self.name = name
+        self.total = total
         self._work = work
         self._events: list[Any] = []
         self._lock = threading.Lock()

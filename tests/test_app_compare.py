@@ -1,0 +1,98 @@
+"""The Compare page, driven headless with AppTest: methods on a small subgraph of bert-tiny, the roofline, the
+diff, a tiny background search, a bad database upload, the whole-model table and the Model page's overlay."""
+
+import json
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app import APP
+
+SAMPLE = "bert-tiny"
+
+
+def figure(at: AppTest, key: str) -> dict:
+    """A Plotly chart's figure JSON, found by the chart's widget key."""
+    charts = [c for c in at.get("plotly_chart") if key in str(c.proto.id)]
+    assert charts, f"no chart {key}"
+    return json.loads(charts[0].proto.spec)
+
+
+def table(at: AppTest, column: str):
+    """The first table on the page with this column (st.dataframe without selection has no key here)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.session_state["sample"] = SAMPLE
+    at.run()
+    assert not at.exception, at.exception
+    node = next(o for o in at.selectbox(key="w_node").options if o.endswith(" matmul1"))  # a 262 kFLOP batch matmul
+    at.session_state["subgraph"] = (SAMPLE, int(node.split()[0][1:]))
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_nothing_is_measured_at_first_and_the_roofline_is_drawn(page):
+    assert any("Nothing measured" in i.value for i in page.info)
+    roof = figure(page, "cmp-roofline")
+    assert roof["data"][0]["name"] == "roof (measured)" and len(roof["data"]) == 1  # no points yet
+    assert any("roofline" in e.label for e in page.expander)
+
+
+def test_run_default_heuristic_and_tlm_top1(page):
+    for key in ("cmp-default", "cmp-heuristic", "cmp-tlm"):
+        page.button(key=key).click().run()
+        assert not page.exception, page.exception
+    rows = table(page, "numeric check")
+    assert list(rows["method"]) == ["TVM default (no tuning)", "Roller-style heuristic, Top-1", "TLM, top-1 (greedy)"]
+    assert (rows["latency (µs)"] > 0).all() and rows["numeric check"].str.startswith("passed").all()
+    names = [t["name"] for t in figure(page, "cmp-roofline")["data"][1:]]
+    assert names == list(rows["method"])  # one roofline point per measured schedule
+    assert "arithmetic intensity" not in "".join(names)
+    diff = table(page, "changed")  # heuristic vs TLM, decision by decision
+    assert len(diff) > 0 and set(diff.columns) == {"point", "a", "b", "changed"}
+
+
+def test_a_tiny_search_runs_in_the_background(page):
+    page.number_input(key="w_cmp_trials").set_value(2)
+    page.button(key="cmp-search").click().run()
+    assert not page.exception, page.exception
+    deadline = time.monotonic() + 400
+    while not table(page, "numeric check")["method"].str.startswith("Ansor-style").any():
+        assert time.monotonic() < deadline, "the search did not finish"
+        time.sleep(2)
+        page.run()  # the page stays responsive meanwhile: every run returns at once
+        assert not page.exception, page.exception
+    rows = table(page, "numeric check")
+    row = rows[rows["method"].str.startswith("Ansor-style")].iloc[0]
+    assert row["trials"] >= 2 and row["latency (µs)"] > 0 and row["compile (s)"] > 0
+    curve = figure(page, "cmp-convergence")
+    assert any(t.get("name") == "TLM, top-1 (greedy)" for t in curve["data"])  # TLM drawn on the curve
+
+
+def test_a_bad_database_upload_gets_a_clear_error(page):
+    page.file_uploader(key="w_db_workload").set_value(("workload.json", b"not json", "application/json"))
+    page.file_uploader(key="w_db_records").set_value(("tuning_record.json", b"", "application/json")).run()
+    assert not page.exception, page.exception
+    assert any("workload.json line 1 is not JSON" in e.value for e in page.error), [e.value for e in page.error]
+
+
+def test_whole_model_table_and_the_model_page_overlay(page):
+    rows = table(page, "calls")
+    row = rows[rows["name"] == "matmul1"].iloc[0]
+    assert row["heuristic (µs)"] > 0 and row["tlm (µs)"] > 0
+    assert rows["heuristic (µs)"].isna().sum() == len(rows) - 1  # only this task measured: the rest said empty
+    page.switch_page("pages/model.py").run()
+    colour = page.selectbox(key="w_colour")
+    assert "latency: heuristic" in colour.options and "speedup vs default: tlm" in colour.options
+    colour.set_value("speedup vs default: heuristic").run()
+    assert not page.exception, page.exception
+    nodes = [t for t in figure(page, "graph")["data"] if t.get("customdata")]
+    colours = [c for t in nodes for c in t["marker"]["color"]]
+    measured = sum(c != "#c8c8c8" for c in colours)
+    assert measured == 2  # bert-tiny calls matmul1 twice; every other node stays grey
