@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -104,26 +105,35 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
 
 
 def cmd_finetune(args: argparse.Namespace) -> None:
-    from tlm_core.frontend import load_model
-    from tlm_core.partition import partition
-    from tlm_core.records import RecordStore
-    from tlm_core.space import SpaceBuilder
-    from tlm_core.target import host_target
-    from tlm_core.train import finetune, finetune_examples
+    import json
 
-    target = host_target(args.target)
-    builder = SpaceBuilder.for_target(target)
-    store = RecordStore(args.records)
-    spaces = {}
-    for name in args.models:
-        for task in partition(load_model(name), target).tasks:
-            if store.records(task.id):
-                spaces[task.id] = builder.build(task)
-    examples = finetune_examples(spaces, store, args.top)
+    from tlm_core.train import finetune, measured_examples
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    examples, summary = measured_examples(args.data, args.top, log=log)
     if not examples:
-        raise ValueError(f"no successful records of the tasks of {', '.join(args.models)} in {args.records}")
+        raise ValueError(f"no successfully measured programs with decisions in {', '.join(args.data)}")
+    log(f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)")
     info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
-    emit(args, info, f"fine-tuned on {len(examples)} programs to step {info['step']}, loss {info['loss']:.4f}")
+    (Path(args.out) / "finetune_data.json").write_text(json.dumps(summary, indent=1) + "\n")
+    text = f"fine-tuned on {len(examples)} programs to step {info['step']}, loss {info['loss']:.4f}: {args.out}"
+    emit(args, {**info, "data": summary}, text)
+
+
+def cmd_round(args: argparse.Namespace) -> None:
+    from tlm_core.train import pack_round, run_round
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    summary = run_round(args.checkpoint, args.data, args.work, Path(args.out).name, args.tasks, args.candidates,
+                        args.seed, args.max_ms / 1e3, log)  # fmt: skip
+    pack_round(args.work, args.out)
+    emit(args, {**summary, "out": args.out}, f"round: {summary} -> {args.out}")
 
 
 def _training_options(sp: argparse.ArgumentParser, steps: int) -> None:
@@ -167,9 +177,18 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     _training_options(sp, steps=1500)
     sp = add(tsub, "finetune", cmd_finetune, "fine-tune on the best measured programs (loss on decisions)",
              model=False)  # fmt: skip
-    sp.add_argument("records", help="a records directory (MetaSchedule JSONDatabase)")
-    sp.add_argument("--init", help="checkpoint to start from (e.g. a pre-trained one)")
-    sp.add_argument("--models", nargs="+", default=TRAIN_MODELS, help="models whose tasks the records cover")
-    sp.add_argument("--top", type=int, default=1, help="best distinct programs per task")
-    sp.add_argument("--target", default="llvm", choices=["llvm", "cuda", "auto"])
+    sp.add_argument("data", nargs="+", help="measured data directories: a collection (packed or live, e.g. "
+                    "data/cpu-znver5) and round directories (data/cpu-znver5-rounds/round1)")  # fmt: skip
+    sp.add_argument("--init", help="checkpoint to start from (e.g. the pre-trained one)")
+    sp.add_argument("--top", type=int, default=4, help="best distinct programs per task")
     _training_options(sp, steps=300)
+    sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
+             model=False)  # fmt: skip
+    sp.add_argument("data", nargs="+", help="the measured data so far (collection first, then earlier rounds)")
+    sp.add_argument("--checkpoint", required=True, help="the model that writes the candidates")
+    sp.add_argument("--work", required=True, help="live round folder (resumed when it exists)")
+    sp.add_argument("--out", required=True, help="compressed copy to commit, e.g. data/cpu-znver5-rounds/round1")
+    sp.add_argument("--tasks", type=int, default=48, help="the heaviest training tasks (calls x FLOPs)")
+    sp.add_argument("--candidates", type=int, default=8, help="greedy + samples per task")
+    sp.add_argument("--max-ms", type=float, default=10.0, help="only tasks whose best known latency is below this")
+    sp.add_argument("--seed", type=int, default=0)

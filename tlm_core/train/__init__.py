@@ -2,14 +2,16 @@
 
 write_corpus(TRAIN_MODELS, "corpus.jsonl", per_task=48)          # random legal sentences, no measurement
 pretrain(["corpus.jsonl"], "ckpt/", TrainSettings(steps=1500))   # resumable; log.jsonl in the folder
-finetune(finetune_examples(spaces, RecordStore(dir)), "ft/", settings, init_from="ckpt/")
+finetune(measured_examples(["data/cpu-znver5"])[0], "ft/", settings, init_from="ckpt/")
 """
 
 from .corpus import HELD_OUT_MODELS, TRAIN_MODELS, random_sentences, read_corpus, write_corpus
 from .data import Example, batches, decision_example, lm_example
 from .finetune import best_sentences, finetune, finetune_examples, record_decisions
 from .loop import LOG_FILE, TrainSettings, train
+from .measured import measured_examples, merged_programs
 from .pretrain import pretrain
+from .rounds import pack_round, run_round
 
 __all__ = [
     "HELD_OUT_MODELS",
@@ -23,10 +25,14 @@ __all__ = [
     "finetune",
     "finetune_examples",
     "lm_example",
+    "measured_examples",
+    "merged_programs",
+    "pack_round",
     "pretrain",
     "random_sentences",
     "read_corpus",
     "record_decisions",
+    "run_round",
     "train",
     "write_corpus",
 ]

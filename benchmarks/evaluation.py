@@ -1,0 +1,280 @@
+"""The TLM on held-out tasks: validity, top-1 and best-of-10 latency against random sampling and search.
+
+Held-out models (never collected, never trained on): MobileNetV2, EfficientNet-B0, LLaMA-7B. Per model, the
+--tasks heaviest tasks with decisions by calls x FLOPs. Per task, every method's programs are measured here
+with the collection's settings (5 repeats of >= 10 ms, median; numeric check against the untuned task):
+
+- tlm: greedy (top-1) and 10 distinct candidates (greedy + samples at temperature 1; best-of-10) with the
+  checkpoint; generation time (greedy + sampling) and compile time = generation + measuring the 10 candidates.
+- pretrained (with --pretrained DIR): the same with another checkpoint, e.g. the pre-trained-only one.
+- random: 10 uniformly random legal programs (seeded); top-1 = the first, best-of-10 = the fastest.
+- search: Ansor-style evolutionary search (MetaSchedule, tlm_core.baselines.search) with --search-trials
+  trials on the task alone; its best latency and wall time.
+
+    .venv/bin/python benchmarks/evaluation.py                     # shipped checkpoint, the full run
+    .venv/bin/python benchmarks/evaluation.py --pretrained DIR    # also the pre-trained-only checkpoint
+    .venv/bin/python benchmarks/evaluation.py --quick             # one small task, tiny budgets (CI)
+
+Every finished (task, method) is appended to <work>/rows.jsonl, so a killed run resumes where it stopped;
+tlm rows are keyed by the checkpoint's content, so a new checkpoint re-runs only its own rows. The task
+catalogue (models loaded and partitioned once) is cached in <work>/catalog.jsonl.
+Writes benchmarks/results/evaluation.json and .md (evaluation-quick with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import report  # noqa: E402
+
+FULL = {"models": ["mobilenetv2", "efficientnet-b0", "llama-7b"], "tasks": 2, "k": 10, "search_trials": 64,
+        "max_gflop": 0.3}  # fmt: skip
+QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4, "max_gflop": 0.3}
+
+
+def checkpoint_key(path: Path) -> str:
+    """A checkpoint's identity: its weights' hash (the folder name says nothing about what is in it)."""
+    return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()[:12]
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
+
+
+class Evaluation:
+    def __init__(self, work: Path, k: int, search_trials: int, seed: int = 0) -> None:
+        from tlm_core.measure import Measurer
+        from tlm_core.space import SpaceBuilder
+        from tlm_core.target import host_target
+
+        self.work, self.k, self.search_trials, self.seed = work, k, search_trials, seed
+        self.target = host_target()
+        self.builder = SpaceBuilder.for_target(self.target)
+        self.measurer = Measurer(self.target, repeat=5, min_repeat_ms=10, timeout_s=60.0)
+        self.rows_path = work / "rows.jsonl"
+        lines = self.rows_path.read_text().splitlines() if self.rows_path.exists() else []
+        self.rows = [json.loads(line) for line in lines]
+
+    def done(self, task_id: str, method: str) -> dict | None:
+        return next((r for r in self.rows if r["task"] == task_id and r["method"] == method), None)
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        with self.rows_path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+
+    def measure(self, task, programs) -> tuple[list[float | None], float]:
+        """Latencies (None: failed) and the wall time of measuring them."""
+        start = time.perf_counter()
+        results = self.measurer.measure(task, [p.mod for p in programs])
+        return [r.latency if r.ok else None for r in results], time.perf_counter() - start
+
+    def tlm(self, task, space, generator) -> dict:
+        from tlm_core.program import InvalidDecisions, apply_decisions
+
+        start = time.perf_counter()
+        greedy = generator.greedy(space)
+        # best-of-k: greedy and distinct samples (temperature 1, seeded): more diverse than beam search's
+        # near-identical top sequences, and each costs one greedy-like decoding
+        samples = generator.sample(space, self.k, temperature=1.0, seed=self.seed)
+        gens = [greedy] + [g for g in samples if g.key != greedy.key][: self.k - 1]
+        gen_s = time.perf_counter() - start
+        programs, valid = [], 0
+        for g in gens:
+            try:
+                programs.append(apply_decisions(space, g.sketch_index, g.decisions))
+                valid += 1
+            except InvalidDecisions:  # never expected: decoding is constrained
+                pass
+        lat, measure_s = self.measure(task, programs)
+        ok = [x for x in lat if x is not None]
+        top1 = lat[0] if valid == len(gens) else None  # the greedy program's
+        return {"candidates": len(gens), "valid": valid, "top1": top1,
+                "best": min(ok) if ok else None, "latencies": lat, "generation_s": gen_s,
+                "greedy_s": greedy.seconds, "measure_s": measure_s, "compile_s": gen_s + measure_s}  # fmt: skip
+
+    def random(self, task, space) -> dict:
+        from tlm_core.program import random_program
+
+        start = time.perf_counter()
+        programs, seen = [], set()
+        for i in range(self.k * 4):  # distinct programs, as the TLM's candidates are
+            p = random_program(space, rng=self.seed + i)
+            if (p.sketch_index, tuple(p.decisions)) not in seen:
+                seen.add((p.sketch_index, tuple(p.decisions)))
+                programs.append(p)
+            if len(programs) == self.k:
+                break
+        lat, measure_s = self.measure(task, programs)
+        ok = [x for x in lat if x is not None]
+        return {"candidates": len(programs), "top1": lat[0], "best": min(ok) if ok else None,
+                "latencies": lat, "compile_s": time.perf_counter() - start}  # fmt: skip
+
+    def search(self, task) -> dict:
+        from tlm_core.baselines.search import search
+
+        result = search([task], self.target, self.search_trials, self.measurer, seed=self.seed)
+        return {"trials": len(result.trials), "best": result.best.get(task.id),
+                "compile_s": result.seconds}  # fmt: skip
+
+
+def held_out_tasks(
+    work: Path, models: list[str], per_model: int, max_gflop: float, builder, target
+) -> list[tuple[str, object, object]]:
+    """(model, task, space) of the `per_model` heaviest tasks with decisions (calls x FLOPs) of each model,
+    among those of at most `max_gflop` GFLOP per call (a random program of a bigger one can take seconds
+    per run, and search minutes, on this machine)."""
+    from tlm_core.dataset import Catalog, variants_for
+
+    catalog = Catalog(work / "catalog.jsonl")
+    catalog.ensure(variants_for(models), target, log=lambda m: print(m, flush=True))
+    chosen = []
+    for name in models:
+        small = [t for t in catalog.for_variants([name]) if t.flops <= max_gflop * 1e9]
+        ranked = sorted(small, key=lambda t: -t.models[name] * t.flops)
+        picked = 0
+        for ct in ranked:
+            task = ct.task()
+            task.weight = ct.models[name]
+            space = builder.build(task)
+            if any(s.points for s in space.sketches):
+                chosen.append((name, task, space))
+                picked += 1
+            if picked == per_model:
+                break
+    return chosen
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="one small task of mobilenetv2-tiny, tiny budgets (CI)")
+    p.add_argument("--checkpoint", help="default: the shipped assets/tlm-small")
+    p.add_argument("--pretrained", help="a second checkpoint to compare (e.g. the pre-trained-only one)")
+    p.add_argument("--models", nargs="+")
+    p.add_argument("--tasks", type=int, help="heaviest tasks per model")
+    p.add_argument("--search-trials", type=int)
+    p.add_argument("--max-gflop", type=float, help="only tasks of at most this many GFLOP per call")
+    p.add_argument("--work", help="resume folder (default out/evaluation or out/evaluation-quick)")
+    args = p.parse_args()
+    cfg = dict(QUICK if args.quick else FULL)
+    cfg.update({k: v for k, v in {"models": args.models, "tasks": args.tasks,
+                                  "search_trials": args.search_trials,
+                                  "max_gflop": args.max_gflop}.items() if v is not None})  # fmt: skip
+    name = "evaluation-quick" if args.quick else "evaluation"
+    work = Path(args.work or f"out/{name}")
+    work.mkdir(parents=True, exist_ok=True)
+
+    from tlm_core.generator import Generator
+    from tlm_core.model import default_checkpoint
+
+    ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint()
+    models = {"tlm": (ckpt, checkpoint_key(ckpt))}
+    if args.pretrained:
+        models["pretrained"] = (Path(args.pretrained), checkpoint_key(Path(args.pretrained)))
+    ev = Evaluation(work, cfg["k"], cfg["search_trials"])
+    try:
+        tasks = held_out_tasks(work, cfg["models"], cfg["tasks"], cfg["max_gflop"], ev.builder, ev.target)
+        generators: dict[str, Generator] = {}
+        for model, task, space in tasks:
+            base = {"model": model, "task": task.id, "name": task.name, "weight": task.weight, "flops": task.flops}
+            todo = [(m, f"model:{key}") for m, (_, key) in models.items()] + [("random", "random")]
+            todo.append(("search", f"search:{cfg['search_trials']}"))
+            for method, row_key in todo:
+                if ev.done(task.id, row_key):
+                    continue
+                print(f"{model} {task.name[:40]} {method}", flush=True)
+                if method in models:
+                    if method not in generators:
+                        generators[method] = Generator.from_checkpoint(models[method][0])
+                    row = ev.tlm(task, space, generators[method])
+                elif method == "random":
+                    row = ev.random(task, space)
+                else:
+                    row = ev.search(task)
+                ev.add({**base, **row, "method": row_key})
+    finally:
+        ev.measurer.close()
+    write_results(name, ev, tasks, models, cfg)
+
+
+def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> None:
+    table, ratios = [], {}
+    for model, task, _ in tasks:
+        rows = {role: r for r in ev.rows for role, key in _keys(models, cfg).items()
+                if r["task"] == task.id and r["method"] == key}  # fmt: skip
+        t, rnd, srch = rows.get("tlm"), rows.get("random"), rows.get("search")
+        pre = rows.get("pretrained")
+        entry = {"model": model, "task": task.name[:36], "gflop": task.flops / 1e9, "calls": task.weight,
+                 "tlm_top1_ms": report.ms(t and t["top1"]), "tlm_best10_ms": report.ms(t and t["best"]),
+                 "random_top1_ms": report.ms(rnd and rnd["top1"]), "random_best10_ms": report.ms(rnd and rnd["best"]),
+                 "search_ms": report.ms(srch and srch["best"]),
+                 "pre_top1_ms": report.ms(pre and pre["top1"]), "pre_best10_ms": report.ms(pre and pre["best"]),
+                 "tlm_gen_s": t and t["generation_s"], "tlm_compile_s": t and t["compile_s"],
+                 "search_s": srch and srch["compile_s"]}  # fmt: skip
+        table.append(entry)
+        for label, num, den in [("top1_vs_search", "search_ms", "tlm_top1_ms"),
+                                ("best10_vs_search", "search_ms", "tlm_best10_ms"),
+                                ("top1_vs_random", "random_top1_ms", "tlm_top1_ms"),
+                                ("best10_vs_random", "random_best10_ms", "tlm_best10_ms"),
+                                ("pre_best10_vs_search", "search_ms", "pre_best10_ms"),
+                                ("compile_speedup", "search_s", "tlm_compile_s")]:  # fmt: skip
+            if entry[num] and entry[den]:
+                ratios.setdefault(label, []).append(entry[num] / entry[den])
+    keys = _keys(models, cfg)
+    tlm_rows = [r for r in ev.rows if r["method"] == keys["tlm"] and r["task"] in {t.id for _, t, _ in tasks}]
+    summary = {
+        "checkpoints": {m: {"path": str(p), "key": k} for m, (p, k) in models.items()},
+        "config": cfg,
+        "tasks": len(table),
+        "valid": sum(r["valid"] for r in tlm_rows),
+        "candidates": sum(r["candidates"] for r in tlm_rows),
+        "geomean": {k: geomean(v) for k, v in ratios.items()},
+        "median_greedy_s": statistics.median(r["greedy_s"] for r in tlm_rows) if tlm_rows else None,
+    }
+    g = summary["geomean"]
+
+    def fmt(key: str) -> str:
+        return f"{g[key]:.2f}x" if g.get(key) else "-"
+
+    notes = [
+        f"Held-out models {', '.join(cfg['models'])}: the {cfg['tasks']} heaviest tasks with decisions of each "
+        f"(calls x FLOPs) among those of <= {cfg['max_gflop']} GFLOP per call (bigger ones cost minutes per "
+        "candidate here). Latencies in ms, each the median of 5 repeats of >= 10 ms, numerically checked; "
+        "best-of-N latencies are the minimum of N such medians (search: of its trials).",
+        f"Validity: {summary['valid']}/{summary['candidates']} TLM candidates applied without InvalidDecisions.",
+        f"Speed ratios (geometric mean over tasks, > 1 = the TLM is faster): top-1 vs search {fmt('top1_vs_search')},"
+        f" best-of-{cfg['k']} vs search {fmt('best10_vs_search')}, top-1 vs random top-1 {fmt('top1_vs_random')}, "
+        f"best-of-{cfg['k']} vs random best-of-{cfg['k']} {fmt('best10_vs_random')}; pre-trained best-of-{cfg['k']}"
+        f" vs search {fmt('pre_best10_vs_search')}. Compile time, search / TLM: {fmt('compile_speedup')}.",
+        f"tlm: greedy top-1 and best of {cfg['k']} distinct candidates (greedy + samples at temperature 1); "
+        f"tlm_compile_s = generation + measuring them. pre_*: the --pretrained checkpoint the same way.",
+        f"random: {cfg['k']} distinct uniformly random legal programs (seeded). search: "
+        f"{cfg['search_trials']} trials of Ansor-style evolutionary search (MetaSchedule) on the task alone, "
+        "not the issue's 512 (this 2-core machine's time); search_s is its wall time.",
+        "Shared, loaded 2-core machine (other jobs measuring and training at the same time): latencies are noisy.",
+    ]
+    columns = ["model", "task", "gflop", "calls", "tlm_top1_ms", "tlm_best10_ms", "random_top1_ms",
+               "random_best10_ms", "search_ms", "pre_top1_ms", "pre_best10_ms", "tlm_gen_s", "tlm_compile_s",
+               "search_s"]  # fmt: skip
+    doc = {"summary": summary, "tasks": table, "rows": ev.rows}
+    md = report.write(name, doc, columns, table, "TLM evaluation on held-out tasks", notes)
+    print(md.read_text())
+
+
+def _keys(models: dict, cfg: dict) -> dict[str, str]:
+    """role (tlm, pretrained, random, search) -> the method key of its rows (checkpoints by content)."""
+    return {**{m: f"model:{k}" for m, (_, k) in models.items()}, "random": "random",
+            "search": f"search:{cfg['search_trials']}"}  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""Fine-tuning from measured data directories (a collection and generate -> measure rounds)."""
+
+from __future__ import annotations
+
+import pytest
+from workloads import matmul_relu_64, softmax_64
+
+from tlm_core.dataset import Catalog, collect_tasks, export_rows, pack
+from tlm_core.model import new_model, preset, save_checkpoint
+from tlm_core.partition import task_from_primfunc
+from tlm_core.train import TrainSettings, finetune, measured_examples, merged_programs, pack_round, run_round
+
+
+def row(task: str, decisions: list, runs: list[float], records: int = 1) -> dict:
+    return {"task": task, "sketch": 0, "decisions": decisions, "runs": runs, "records": records,
+            "latency": sorted(runs)[len(runs) // 2] if runs else None}  # fmt: skip
+
+
+def test_merged_programs_prefer_remeasured_and_merge_runs():
+    rows = [
+        row("t", [1], [1.0]),  # a lucky single measurement
+        row("t", [2], [3.0, 3.0], records=2),  # re-measured
+        row("t", [3], [2.0]),
+        row("t", [3], [4.0, 4.0, 4.0]),  # the same program, measured again elsewhere: merged
+        row("t", [4], []),  # failed: left out
+        row("u", [], [1.0]),  # no decisions: nothing to learn
+    ]
+    (best,) = merged_programs(rows).values()
+    assert [p["decisions"] for p in best] == [[2], [3], [1]]
+    assert best[1]["records"] == 2 and best[1]["latency"] == 4.0
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory, measurer, space_builder):
+    """A packed collection of two small tasks (5 programs each, the top 2 re-measured), with its catalogue."""
+    live = tmp_path_factory.mktemp("live")
+    tasks = [task_from_primfunc(matmul_relu_64, "matmul_relu"), task_from_primfunc(softmax_64, "softmax")]
+    collect_tasks(tasks, live, 5, measurer, builder=space_builder, top_k=2, remeasure_repeat=3)
+    Catalog(live / "catalog.jsonl").add("workloads", tasks)
+    return pack(live, tmp_path_factory.mktemp("packed"), export_rows(live, builder=space_builder))
+
+
+def test_finetune_from_a_collection_and_a_round(tmp_path, collection, space_builder):
+    examples, summary = measured_examples([collection], top=2, builder=space_builder, log=lambda m: None)
+    assert summary["tasks"] == 2 and len(examples) == 4
+    assert all(any(e.loss_mask) for e in examples)
+    base = tmp_path / "base"
+    save_checkpoint(new_model(preset("tiny"), seed=0), base)
+    settings = TrainSettings(steps=3, batch_size=2, warmup=1, log_every=1, save_every=3, threads=1)
+    assert finetune(examples, tmp_path / "ft", settings, init_from=base, quiet=True)["step"] == 3
+
+    # a round: the model's candidates measured, resumable, packed, read back like the collection
+    work, logged = tmp_path / "round", []
+    summary = run_round(tmp_path / "ft", [collection], work, "round1", tasks=2, candidates=3, log=logged.append)
+    assert summary["tasks"] == 2 and len(logged) == 2
+    again = run_round(tmp_path / "ft", [collection], work, "round1", tasks=2, candidates=3, log=logged.append)
+    assert again == summary and len(logged) == 2  # resumed: nothing generated or measured again
+    packed = pack_round(work, tmp_path / "round1")
+    more, _ = measured_examples([collection, packed], top=8, builder=space_builder, log=lambda m: None)
+    assert len(more) >= len(examples)
