@@ -1,8 +1,8 @@
 """Sample models end to end, per method, against PyTorch eager on the same inputs.
 
-For each model: TVM default (untuned), Roller-style heuristic (Top-1 per task) and, with a budget,
-Ansor-style evolutionary search (MetaSchedule implementation): end-to-end latency (median of repeats,
-Relax VM), total compile time (schedule generation or search, plus tvm.compile), max error vs PyTorch.
+For each model: TVM default (untuned), Roller-style heuristic (Top-1 per task), the TLM (top-1 per task) and,
+with a budget, Ansor-style evolutionary search (MetaSchedule implementation): end-to-end latency (median of
+repeats, Relax VM), total compile time (schedule spaces, generation or search, tvm.compile), max error vs PyTorch.
 
     .venv/bin/python benchmarks/models.py            # every tiny sample, search 20 trials per task
     .venv/bin/python benchmarks/models.py --quick    # bert-tiny and resnet50-tiny, no search
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -25,43 +23,28 @@ from benchmarks.report import ms, write  # noqa: E402
 QUICK = ["bert-tiny", "resnet50-tiny"]
 
 
-def bench(name: str, trials_per_task: int, builder, target, repeat: int, only: list[str] | None = None) -> dict:
+def bench(
+    name: str, trials_per_task: int, builder, target, repeat: int, only: list[str] | None = None, generator=None
+) -> dict:
     from tlm_core import compile as C
     from tlm_core.frontend import load_model
-    from tlm_core.measure import Measurer
     from tlm_core.partition import partition
-    from tlm_core.records import RecordStore
 
     model = load_model(name)
     part = partition(model, target)
     row: dict = {"model": name, "tasks": len(part.tasks)}
-    methods = {"default": lambda: (C.default_schedules(part), 0.0)}
-
-    def heuristic():
-        start = time.perf_counter()
-        return C.heuristic_schedules(part, builder.build), time.perf_counter() - start
-
-    methods["heuristic"] = heuristic
-    if trials_per_task:
-
-        def searched():
-            with tempfile.TemporaryDirectory() as tmp, Measurer(target) as m:
-                budget = trials_per_task * len(part.tasks)
-                schedules, result = C.search_schedules(part, target, budget, m, RecordStore(Path(tmp)))
-            return schedules, result.seconds
-
-        methods["search"] = searched
-    if only:
-        methods = {m: f for m, f in methods.items() if m in only}
+    methods = ["default", "heuristic"] + ["tlm"] * (generator is not None) + ["search"] * (trials_per_task > 0)
+    methods = [m for m in methods if not only or m in only]
     ok = True
-    for method, make in methods.items():
-        schedules, gen = make()
-        compiled = C.compile_model(part, schedules, target)
-        report = C.run_model(model, compiled, repeat=repeat, with_pytorch="pytorch_ms" not in row)
-        if report.pytorch_latency is not None:
+    for method in methods:
+        # the library's one path for a whole model, as `tlm compile` takes it (search: a budget per task)
+        run = C.compile_and_run(model, part, target, method, space_of=builder.build, generator=generator,
+                                trials=trials_per_task * len(part.tasks), repeat=repeat)  # fmt: skip
+        report = run.report
+        if report.pytorch_latency is not None and "pytorch_ms" not in row:
             row["pytorch_ms"] = ms(report.pytorch_latency)
         row[f"{method}_ms"] = ms(report.latency)
-        row[f"{method}_compile_s"] = gen + compiled.compile_secs
+        row[f"{method}_compile_s"] = run.compile_s
         row[f"{method}_max_err"] = report.max_abs_error
         ok = ok and report.ok
         print(f"  {method}: {row[f'{method}_ms']:.3f} ms, ok {report.ok}", file=sys.stderr, flush=True)
@@ -79,28 +62,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=None, help="search trials per task (0: no search)")
     p.add_argument("--models", nargs="*", help="sample names (default: every tiny sample)")
     p.add_argument("--repeat", type=int, default=10)
-    p.add_argument("--methods", nargs="*", help="default, heuristic, search (default: all that apply)")
+    p.add_argument("--methods", nargs="*", help="default, heuristic, tlm, search (default: all that apply)")
     args = p.parse_args(argv)
     trials = args.trials if args.trials is not None else (0 if args.quick else 20)
     names = args.models or (QUICK if args.quick else [n for n, s in sample_models.SAMPLES.items() if s.tiny])
 
+    from tlm_core.generator import Generator
+    from tlm_core.model import default_checkpoint
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
     target = host_target()
     builder = SpaceBuilder.for_target(target)
+    use_tlm = not args.methods or "tlm" in args.methods
+    generator = Generator.from_checkpoint(default_checkpoint()) if use_tlm else None
     rows = []
     for name in names:
         print(f"{name} ...", file=sys.stderr, flush=True)
-        rows.append(bench(name, trials, builder, target, args.repeat, args.methods))
-    methods = ["default", "heuristic"] + (["search"] if trials else [])
+        rows.append(bench(name, trials, builder, target, args.repeat, args.methods, generator))
+    methods = ["default", "heuristic", "tlm"] + (["search"] if trials else [])
     methods = [m for m in methods if not args.methods or m in args.methods]
     cols = ["model", "tasks", "pytorch_ms"] + [f"{m}_ms" for m in methods]
     cols += [f"{m}_vs_pytorch" for m in methods] + [f"{m}_compile_s" for m in methods] + ["ok"]
     notes = [
         "*_ms: end-to-end latency, median of the repeats (Relax VM; PyTorch eager on the same inputs).",
         "*_vs_pytorch: PyTorch latency / method latency (> 1 is faster than PyTorch).",
-        "*_compile_s: schedule generation (or search, with its measurements) plus tvm.compile.",
+        "*_compile_s: schedule spaces and generation (or search, with its measurements) plus tvm.compile.",
+        "tlm: the shipped TLM's greedy schedule for every task (top-1, no measurement).",
         "ok: every method's output matched PyTorch.",
     ]
     if trials:

@@ -1,7 +1,8 @@
 """Single subgraphs at realistic shapes, per method: kernel latency, compile time, ratios, numeric check.
 
-Methods: TVM default (untuned), Roller-style heuristic Top-1 and Top-10, Ansor-style evolutionary search
-(MetaSchedule implementation) with a trial budget. Every program of an operator is measured by the same
+Methods: TVM default (untuned), the TLM's top-1 (greedy, no measurement) and best-of-10 (beam search, measured),
+Roller-style heuristic Top-1 and Top-10, Ansor-style evolutionary search (MetaSchedule implementation) with a
+trial budget. Every program of an operator is measured by the same
 Measurer (median over repeats, checked against the untuned reference), so ratios are within one run.
 
     .venv/bin/python benchmarks/operators.py            # realistic shapes, search 64 trials (~40 min)
@@ -16,6 +17,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -59,22 +61,32 @@ def suite(quick: bool) -> dict:
     return ops
 
 
-def bench(name: str, prim, trials: int, measurer, builder, target) -> dict:
+def bench(name: str, prim, trials: int, measurer, builder, target, generator=None, k: int = 10) -> dict:
     from tlm_core.baselines.default import default_module
     from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program
     from tlm_core.baselines.search import search
+    from tlm_core.compile import scheduled_module, tlm_schedules
     from tlm_core.partition import task_from_primfunc
 
     task = task_from_primfunc(prim, name.split()[0])
     space = builder.build(task)
+    tlm = {}
+    if generator is not None:  # the compile library's own TLM path: top-1, then best-of-k (generation + measurement)
+        one = SimpleNamespace(tasks=[task])
+        tlm_top1 = tlm_schedules(one, lambda _: space, generator)[task.id]
+        tlm = {"top1": tlm_top1, "best": tlm_schedules(one, lambda _: space, generator, k, measurer)[task.id]}
     t0 = time.perf_counter()
     top1 = heuristic_program(space)
     t_top1 = time.perf_counter() - t0
     top10 = heuristic_candidates(space, k=10)
     t_rank = time.perf_counter() - t0 - t_top1
     t0 = time.perf_counter()
-    results = measurer.measure(task, [default_module(task, target), top1.program.mod] + [c.program.mod for c in top10])
-    t_measure10 = (time.perf_counter() - t0) * len(top10) / (len(top10) + 2)
+    mods = [default_module(task, target), top1.program.mod] + [c.program.mod for c in top10]
+    if tlm:
+        mods.append(scheduled_module(task, tlm["top1"]))
+    results = measurer.measure(task, mods)
+    tlm_result = results.pop() if tlm else None
+    t_measure10 = (time.perf_counter() - t0) * len(top10) / len(mods)  # top10's share of the batch
     default, heur = results[0], results[1]
     best10 = min((r for r in results[2:] if r.ok), key=lambda r: r.latency, default=None)
     row = {
@@ -87,18 +99,30 @@ def bench(name: str, prim, trials: int, measurer, builder, target) -> dict:
         "top10_s": t_top1 + t_rank + t_measure10,
         "ok": default.ok and heur.ok and all(r.ok for r in results[2:]),
     }
+    if tlm:
+        best = tlm["best"]
+        row.update(tlm_us=us(tlm_result.latency), tlm_s=tlm["top1"].seconds, tlm_best_us=us(best.latency),
+                   tlm_best_s=best.seconds)  # fmt: skip
+        row["ok"] = row["ok"] and tlm_result.ok and best.latency is not None
     if trials:
         res = search([task], target, trials, measurer)
         row["search_us"] = us(res.best.get(task.id))
         row["search_s"] = res.seconds
         row["search_trials"] = len(res.trials)
         row["ok"] = row["ok"] and task.id in res.best
-    for key in ("heuristic", "top10", "search"):
+    for key in ("heuristic", "top10", "tlm", "tlm_best", "search"):
         if row.get(f"{key}_us") and row["default_us"]:
             row[f"{key}_speedup"] = row["default_us"] / row[f"{key}_us"]
     if row.get("search_us") and row["heuristic_us"]:
         row["heuristic_vs_search"] = row["heuristic_us"] / row["search_us"]  # > 1: heuristic slower
         row["search_vs_heuristic_compile"] = row["search_s"] / row["heuristic_s"]
+    if row.get("search_us"):  # the issue's compass: TLM latency as a fraction of search's (>= 1: as fast or faster)
+        for key in ("tlm", "tlm_best"):
+            if row.get(f"{key}_us"):
+                row[f"{key}_vs_search"] = row["search_us"] / row[f"{key}_us"]
+                row[f"search_vs_{key}_compile"] = row["search_s"] / row[f"{key}_s"]
+    if row.get("tlm_us") and row["heuristic_us"]:
+        row["heuristic_vs_tlm"] = row["heuristic_us"] / row["tlm_us"]  # > 1: the TLM's schedule is faster
     return row
 
 
@@ -107,41 +131,42 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="small shapes and a tiny search budget (CI smoke test)")
     p.add_argument("--trials", type=int, default=None, help="search trials per operator (0: no search)")
     p.add_argument("--only", help="only operators whose name starts with this")
+    p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows")
+    p.add_argument("--candidates", type=int, default=10, help="k of the TLM's best-of-k")
     args = p.parse_args(argv)
     trials = args.trials if args.trials is not None else (8 if args.quick else 64)
 
+    from tlm_core.generator import Generator
     from tlm_core.measure import Measurer
+    from tlm_core.model import default_checkpoint
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
     target = host_target()
     builder = SpaceBuilder.for_target(target)
+    generator = None if args.no_tlm else Generator.from_checkpoint(default_checkpoint())
     rows = []
     with Measurer(target, repeat=5, min_repeat_ms=10) as measurer:
         for name, prim in suite(args.quick).items():
             if args.only and not name.startswith(args.only):
                 continue
             print(f"{name} ...", file=sys.stderr, flush=True)
-            rows.append(bench(name, prim, trials, measurer, builder, target))
+            rows.append(bench(name, prim, trials, measurer, builder, target, generator, args.candidates))
             print(f"  {rows[-1]}", file=sys.stderr, flush=True)
-    cols = [
-        "operator",
-        "gflop",
-        "default_us",
-        "heuristic_us",
-        "top10_us",
-        "search_us",
-        "heuristic_speedup",
-        "search_speedup",
-        "heuristic_vs_search",
-        "heuristic_s",
-        "top10_s",
-        "search_s",
-        "ok",
-    ]
+    tlm_cols = [] if args.no_tlm else ["tlm_us", "tlm_best_us"]
+    cols = ["operator", "gflop", "default_us", *tlm_cols, "heuristic_us", "top10_us", "search_us"]
+    cols += [] if args.no_tlm else ["tlm_speedup", "tlm_best_speedup", "heuristic_vs_tlm"]
+    cols += ["heuristic_speedup", "search_speedup", "heuristic_vs_search"]
+    cols += [] if args.no_tlm or not trials else ["tlm_vs_search", "tlm_best_vs_search"]
+    cols += [] if args.no_tlm else ["tlm_s", "tlm_best_s"]
+    cols += ["heuristic_s", "top10_s", "search_s", "ok"]
     notes = [
         f"search: Ansor-style evolutionary search, MetaSchedule implementation, {trials} trials per operator.",
         "heuristic: Roller-style rule-based Top-1 (no measurement); top10: best of its model's 10 best, measured.",
+        f"tlm: the shipped TLM's greedy schedule (no measurement); tlm_best: best of its {args.candidates} most likely"
+        " (beam search), measured; tlm_best_s includes those measurements.",
+        "*_speedup: default latency / method latency; heuristic_vs_tlm: heuristic / TLM top-1 latency (> 1: TLM"
+        " faster); tlm*_vs_search: search / TLM latency (>= 1: TLM as fast as search or faster).",
         "*_s: compile time (generation, or search wall time including measurements and start-up).",
         "Latency: median over 5 repeats of >= 10 ms, all methods of an operator in the same run; ok: every"
         " program matched the untuned reference.",

@@ -18,6 +18,9 @@ def test_operators_quick_one_operator(results, space_builder):
     doc = json.loads((results / "operators-quick.json").read_text())
     (row,) = doc["rows"]
     assert row["ok"] and row["heuristic_speedup"] > 2
+    # the TLM's rows: top-1 measured beside the others, best-of-10 measured (and never slower than what it kept)
+    assert row["tlm_us"] > 0 and row["tlm_best_us"] > 0 and row["tlm_best_s"] > row["tlm_s"] > 0
+    assert row["heuristic_vs_tlm"] == row["heuristic_us"] / row["tlm_us"]
     assert "| operator |" in (results / "operators-quick.md").read_text()
 
 

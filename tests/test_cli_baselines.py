@@ -50,6 +50,15 @@ def test_compile_a_tiny_sample_by_default_and_from_a_database(capsys, space_buil
     assert doc["ok"] and doc["scheduled_tasks"] == 0
 
 
+@pytest.mark.slow
+def test_compile_a_tiny_sample_with_the_tlm(capsys, space_builder):
+    doc = run_json(capsys, "compile", "bert-tiny", "--method", "tlm", "--repeat", "2")
+    assert doc["ok"] and doc["max_rel_error"] < 1e-3 and doc["label"] == "TLM top-1"
+    assert doc["scheduled_tasks"] == len(doc["tasks"]) and {t["method"] for t in doc["tasks"]} == {"tlm"}
+    assert all(TASK_KEYS <= set(t) and t["trials"] == 0 and t["compile_s"] > 0 for t in doc["tasks"])
+    assert doc["command"] == "tlm compile bert-tiny --method tlm" and doc["pytorch_latency_s"] > 0
+
+
 def test_compile_refuses_an_unknown_method(capsys):
     assert main(["compile", OPERATOR, "--method", "nonsense", "--quiet"]) == 2
     assert "--method must be" in capsys.readouterr().err

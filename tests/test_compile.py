@@ -1,14 +1,28 @@
 """Whole-model compilation: schedules applied to the fused module, run with the VM, checked vs PyTorch."""
 
+import base64
+import io
+import json
+import zipfile
+from types import SimpleNamespace
+
 import pytest
+from tvm_ffi.structural import structural_equal
 
 from tlm_core.compile import (
+    DatabaseError,
+    ModelRun,
+    bundle_zip,
+    compile_and_run,
     compile_model,
     database_schedules,
     default_schedules,
     heuristic_schedules,
     load_database,
     run_model,
+    save_database,
+    scheduled_module,
+    tlm_schedules,
 )
 from tlm_core.frontend import load_model
 from tlm_core.measure import MeasureResult
@@ -55,3 +69,97 @@ def test_a_users_json_database_is_applied_per_task(bert, space_builder, tmp_path
 def test_load_database_refuses_a_directory_without_one(tmp_path):
     with pytest.raises(FileNotFoundError, match="no MetaSchedule database"):
         load_database(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def tlm_generator():
+    from tlm_core.generator import Generator
+    from tlm_core.model import default_checkpoint
+
+    return Generator.from_checkpoint(default_checkpoint())
+
+
+@pytest.mark.slow
+def test_tlm_top1_and_best_of_k_compile_and_match_pytorch(bert, space_builder, measurer, tlm_generator, tmp_path):
+    model, part = bert
+    target = host_target()
+    top1 = compile_and_run(model, part, target, "tlm", space_of=space_builder.build, generator=tlm_generator,
+                           repeat=3, measure_kernels=True, measurer=measurer)  # fmt: skip
+    assert top1.report.ok and top1.report.max_rel_error < 1e-3, top1.report
+    assert top1.compiled.scheduled == len(part.tasks) and top1.label == "TLM top-1"
+    assert all(s.method == "tlm" and s.trials == 0 and s.seconds > 0 for s in top1.schedules.values())
+    assert all(k.ok for k in top1.kernels.values())  # every generated kernel passed its own check
+    assert len(top1.report.pytorch_latencies) == 3 and top1.report.pytorch_latency > 0
+    # best-of-3 on two tasks: 3 candidates each, measured; the fastest that passed its check is kept
+    two = [t for t in part.tasks if space_builder.build(t).num_points > 2][:2]
+    seen = {}
+
+    class Recording:  # the session's Measurer, remembering what it measured
+        def measure(self, task, mods):
+            seen[task.id] = (mods, measurer.measure(task, mods))
+            return seen[task.id][1]
+
+    best = tlm_schedules(SimpleNamespace(tasks=two), space_builder.build, tlm_generator, 3, Recording())
+    for task in two:
+        mods, results = seen[task.id]
+        assert len(mods) == 3 == best[task.id].trials and best[task.id].seconds > 0
+        fastest = min((r.latency, i) for i, r in enumerate(results) if r.ok)
+        assert best[task.id].latency == fastest[0]
+        assert structural_equal(scheduled_module(task, best[task.id]), mods[fastest[1]])
+    mixed = {**top1.schedules, **best}
+    assert run_model(model, compile_model(part, mixed, target), repeat=2, with_pytorch=False).ok
+
+
+@pytest.mark.slow
+def test_bundle_database_reproduces_the_same_schedules(bert, space_builder, measurer, tmp_path):
+    model, part = bert
+    target = host_target()
+    run = compile_and_run(model, part, target, "heuristic", space_of=space_builder.build, repeat=2,
+                          measure_kernels=True, measurer=measurer)  # fmt: skip
+    data = bundle_zip(run)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        names = set(z.namelist())
+        z.extractall(tmp_path)
+    assert {"README.md", "results.json", "database/workload.json", "database/tuning_record.json"} <= names
+    assert sum(n.startswith("tasks/") for n in names) == len(part.tasks)
+    assert sum(n.startswith("traces/") for n in names) == run.compiled.scheduled == len(part.tasks)
+    assert run.command in (tmp_path / "README.md").read_text()
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["ok"] and results["latency_s"] == run.report.latency and len(results["tasks"]) == len(part.tasks)
+    # TVM loads the bundle's database; every task gets back the very program the run compiled
+    again = database_schedules(load_database(tmp_path / "database"), part, target, "database")
+    for task in part.tasks:
+        want, got = run.schedules[task.id], again[task.id]
+        assert got.trace is not None and got.latency == pytest.approx(run.kernels[task.id].latency)
+        assert structural_equal(scheduled_module(task, got), scheduled_module(task, want)), task.name
+    reproduced = run_model(model, compile_model(part, again, target), repeat=2, with_pytorch=False)
+    assert reproduced.ok
+
+
+def test_bundle_needs_measured_kernels():
+    run = ModelRun("m", "default", "TVM default", "tlm compile m", None, None, {}, None, None, 0.0)
+    with pytest.raises(ValueError, match="measure each task's kernel"):
+        bundle_zip(run)
+
+
+def test_an_uploaded_database_is_checked_as_data(tmp_path):
+    good_workload = b'["123","' + base64.b64encode(b"{}") + b'"]\n'
+    cases = {
+        "not JSON": (b"{not json", b""),
+        "not UTF-8": (b"\xff\xfe", b""),
+        "is not \\[structural hash": (b'{"a": 1}\n', b""),
+        "not base64": (b'["123","***"]\n', b""),
+        "is not \\[workload index": (good_workload, b'["x", 1]\n'),
+        "no workload 3": (good_workload, b"[3, [[[], []], [1.0], {}, []]]\n"),
+        "the trace is not": (good_workload, b"[0, [1, [1.0], {}, []]]\n"),
+        "run_secs are not numbers": (good_workload, b'[0, [[[], []], ["fast"], {}, []]]\n'),
+        "limit is": (b"x" * 2048, b""),
+    }
+    for reason, (workload, records) in cases.items():
+        with pytest.raises(DatabaseError, match=reason):
+            save_database(workload, records, tmp_path / "db", max_bytes=1024)
+    assert not (tmp_path / "db").exists()
+    # well-formed lines that TVM itself cannot load (the module is not a TVM object): a clear error, no crash
+    directory = save_database(good_workload, b"", tmp_path / "db")
+    with pytest.raises(DatabaseError, match="TVM could not load"):
+        load_database(directory)

@@ -130,67 +130,45 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> None:
+    import contextlib
+    import sys
+
     from tlm_core import compile as C
-    from tlm_core.progress import step
 
     model, part, target = load_partition(args)
-    method = args.method
-    search_seconds = 0.0
-    if method == "default":
-        schedules = C.default_schedules(part)
-    elif method == "heuristic":
-        spaces = build_spaces(args, part.tasks, target)
-        schedules = C.heuristic_schedules(part, lambda t: spaces[t.id])
-    elif method == "search":
-        with tempfile.TemporaryDirectory() as tmp:
-            store = _store(args, tmp)
-            with step(f"searching ({args.trials} trials)", args.quiet), _measurer(target, args) as m:
-                schedules, result = C.search_schedules(part, target, args.trials, m, store)
-            search_seconds = result.seconds
-    elif method == "tlm":
-        raise ValueError("method 'tlm' needs a trained TLM checkpoint, which this build does not have yet")
-    else:
-        db_path = Path(method)
-        if not db_path.exists():
-            raise ValueError(f"--method must be default, heuristic, search, tlm or a database path; got {method!r}")
-        schedules = C.database_schedules(C.load_database(db_path), part, target, "database")
-    with step("compiling", args.quiet):
-        compiled = C.compile_model(part, schedules, target)
-    with step("running", args.quiet):
-        report = C.run_model(model, compiled, repeat=args.repeat)
-    generation = sum(s.seconds for s in schedules.values())
-    tasks = [
-        {
-            "id": t.id,
-            "name": t.name,
-            "method": schedules[t.id].method if schedules[t.id].trace is not None else "default",
-            "latency_s": schedules[t.id].latency,
-            "compile_s": schedules[t.id].seconds,
-            "trials": schedules[t.id].trials,
-        }
-        for t in part.tasks
-    ]
-    doc = {
-        "model": model.name,
-        "method": method,
-        "target": str(target),
-        "latency_s": report.latency,
-        "latencies_s": report.latencies,
-        "pytorch_latency_s": report.pytorch_latency,
-        "speedup_vs_pytorch": (report.pytorch_latency / report.latency) if report.pytorch_latency else None,
-        "compile_s": compiled.compile_secs + max(generation, search_seconds),
-        "build_s": compiled.compile_secs,
-        "max_abs_error": report.max_abs_error,
-        "max_rel_error": report.max_rel_error,
-        "ok": report.ok,
-        "scheduled_tasks": compiled.scheduled,
-        "tasks": tasks,
-    }
+    method, database = args.method, None
+    if method not in C.METHODS or method == "database":
+        database = Path(method)
+        if not database.exists():
+            raise ValueError(f"--method must be default, heuristic, tlm, search or a database path; got {method!r}")
+        method = "database"
+    generator = None
+    if method == "tlm":
+        from tlm_core.generator import Generator
+        from tlm_core.model import default_checkpoint
+
+        generator = Generator.from_checkpoint(args.checkpoint or default_checkpoint())
+    shown = {"step": ""}
+
+    def progress(fraction: float, message: str) -> None:
+        step = message.split(" ")[0]  # "2/4 ...": one stderr line per step, not per task
+        if not args.quiet and step != shown["step"]:
+            shown["step"] = step
+            print(f"{message} ...", file=sys.stderr, flush=True)
+
+    store = _store(args)
+    needs_measurer = method == "search" or (method == "tlm" and args.candidates > 1)
+    with _measurer(target, args) if needs_measurer else contextlib.nullcontext() as m:
+        run = C.compile_and_run(model, part, target, method, generator=generator, candidates=args.candidates,
+                                trials=args.trials, measurer=m, store=store, database=database, repeat=args.repeat,
+                                progress=progress)  # fmt: skip
+    doc = run.to_dict()
+    report = run.report
     text = (
-        f"{model.name} with {method}: {fmt_secs(report.latency)} end to end "
+        f"{model.name} with {run.label}: {fmt_secs(report.latency)} end to end "
         f"(PyTorch eager {fmt_secs(report.pytorch_latency)}), compile {doc['compile_s']:.1f} s, "
         f"max error {report.max_abs_error} ({'matches' if report.ok else 'DOES NOT match'} PyTorch), "
-        f"{compiled.scheduled}/{len(part.tasks)} tasks scheduled"
+        f"{run.compiled.scheduled}/{len(part.tasks)} tasks scheduled"
     )
     emit(args, doc, text)
     if not report.ok:
@@ -230,7 +208,15 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--timeout", type=float, default=30.0)
 
     sp = add(sub, "compile", cmd_compile, "compile the whole model with a method; run, check and time it vs PyTorch")
-    sp.add_argument("--method", default="heuristic", help="default | heuristic | search | tlm | a JSONDatabase path")
+    sp.add_argument("--method", default="heuristic", help="default | heuristic | tlm | search | a JSONDatabase path")
+    sp.add_argument(
+        "--candidates",
+        type=int,
+        default=1,
+        metavar="K",
+        help="method tlm: 1 = the greedy program (top-1); K > 1 = best of K measured (beam search)",
+    )
+    sp.add_argument("--checkpoint", help="method tlm: checkpoint folder (default: the shipped assets/tlm-small)")
     sp.add_argument("--trials", type=int, default=64, help="search budget (method search)")
     sp.add_argument("--records", help="RecordStore directory for the search's programs")
     sp.add_argument("--repeat", type=int, default=10, help="timed end-to-end runs (the median is reported)")

@@ -1,34 +1,60 @@
 """Whole-model compilation: every task's schedule from a method -> one Relax executable -> run and check.
 
-schedules = heuristic_schedules(part, builder)        # or database_schedules(db, part), {} for the default
+run = compile_and_run(model, part, target, "heuristic")   # what `tlm compile` and the Run page do, in one call
+schedules = schedules_for("tlm", part, target, space_of, generator=gen)   # or one step at a time:
 compiled = compile_model(part, schedules, target)      # applies them to the fused module, tvm.compile
 report = run_model(model, compiled, repeat=10)         # Relax VM, check vs PyTorch, median latency
+data = bundle_zip(run)                                 # TVMScript, traces, records, results, README
 """
 
 from tlm_core.compile.build import Compiled, compile_model, schedules_database
-from tlm_core.compile.run import RunReport, pytorch_latency, run_model
+from tlm_core.compile.bundle import bundle_zip
+from tlm_core.compile.pipeline import BackgroundJob, ModelRun, cli_command, compile_and_run, method_label
+from tlm_core.compile.run import RunReport, pytorch_latencies, run_model
 from tlm_core.compile.schedules import (
+    DATABASE_MAX_BYTES,
     METHODS,
+    DatabaseError,
+    Progress,
     Schedule,
     database_schedules,
     default_schedules,
     heuristic_schedules,
     load_database,
+    measure_schedules,
+    save_database,
+    scheduled_module,
+    schedules_for,
     search_schedules,
+    tlm_schedules,
 )
 
 __all__ = [
+    "DATABASE_MAX_BYTES",
     "METHODS",
+    "BackgroundJob",
     "Compiled",
+    "DatabaseError",
+    "ModelRun",
+    "Progress",
     "RunReport",
     "Schedule",
+    "bundle_zip",
+    "cli_command",
+    "compile_and_run",
     "compile_model",
     "database_schedules",
     "default_schedules",
     "heuristic_schedules",
     "load_database",
-    "pytorch_latency",
+    "measure_schedules",
+    "method_label",
+    "pytorch_latencies",
     "run_model",
+    "save_database",
+    "scheduled_module",
     "schedules_database",
+    "schedules_for",
     "search_schedules",
+    "tlm_schedules",
 ]

@@ -23,7 +23,8 @@ class RunReport:
     max_abs_error: float | None  # vs PyTorch on the same inputs (None without a reference)
     max_rel_error: float | None
     ok: bool  # matched the reference within the measurement tolerance (True when there is none)
-    pytorch_latency: float | None = None  # PyTorch eager on the same inputs, same repeats
+    pytorch_latency: float | None = None  # PyTorch eager on the same inputs, same repeats (median)
+    pytorch_latencies: list[float] | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -43,7 +44,7 @@ def run_model(
         raise ValueError("this module has no Relax main (a TVMScript operator): measure its task instead")
     inputs = model.random_inputs(seed)
     # PyTorch first: its two OpenMP threads degrade badly while TVM's thread pool still holds the cores.
-    torch_latency = pytorch_latency(model, inputs, repeat) if with_pytorch and model.reference else None
+    torch_times = pytorch_latencies(model, inputs, repeat) if with_pytorch and model.reference else None
     dev = device_for(compiled.target)
     vm = relax.VirtualMachine(compiled.executable, dev)
     args = [tvm.runtime.tensor(a, dev) for a in inputs]
@@ -63,16 +64,23 @@ def run_model(
         ok = ok and len(outs) >= len(refs) and max_rel != float("inf")
     timer = vm.time_evaluator("main", dev, number=1, repeat=repeat, min_repeat_ms=5)
     latencies = [float(t) for t in timer(*args).results]
-    return RunReport(statistics.median(latencies), latencies, max_abs, max_rel, ok, torch_latency)
+    torch_latency = statistics.median(torch_times) if torch_times else None
+    return RunReport(statistics.median(latencies), latencies, max_abs, max_rel, ok, torch_latency, torch_times)
 
 
-def pytorch_latency(model: LoadedModel, inputs: list[np.ndarray], repeat: int = 10) -> float:
-    """Median latency of the PyTorch reference (eager) on the same inputs, after one warm-up run."""
+def pytorch_latencies(
+    model: LoadedModel, inputs: list[np.ndarray], repeat: int = 10, min_repeat_ms: float = 5.0
+) -> list[float]:
+    """PyTorch eager (the reference) on the same inputs, timed as TVM's time_evaluator times the compiled
+    model: after one warm-up run, `repeat` means over enough runs to last at least min_repeat_ms each."""
     assert model.reference is not None
+    start = time.perf_counter()
     model.reference(inputs)
+    number = max(1, int(min_repeat_ms / 1e3 / max(time.perf_counter() - start, 1e-6)))
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        model.reference(inputs)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for _ in range(number):
+            model.reference(inputs)
+        times.append((time.perf_counter() - start) / number)
+    return times

@@ -1,11 +1,15 @@
-"""Per-task schedules chosen by a method: the heuristic, TVM's default, or a MetaSchedule database.
+"""Per-task schedules chosen by a method: TVM's default, the heuristic, the TLM, search, or a MetaSchedule database.
 
 A Schedule is one task's trace (None = leave the task untuned) with where it came from; compile_model
-turns a {task id: Schedule} mapping into one executable.
+turns a {task id: Schedule} mapping into one executable. `schedules_for` is the one dispatcher the CLI and
+the GUI share.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +21,10 @@ from tvm.target import Target
 
 from tlm_core.partition import Partition, Task
 
-METHODS = ("default", "heuristic", "search", "tlm")  # or a path to a MetaSchedule JSONDatabase
+METHODS = ("default", "heuristic", "tlm", "search", "database")  # database: a MetaSchedule JSONDatabase
+
+# progress(fraction done in [0, 1], what is happening): how long steps report to a CLI bar or a GUI page
+Progress = Callable[[float, str], None]
 
 
 @dataclass
@@ -36,19 +43,26 @@ def default_schedules(part: Partition) -> dict[str, Schedule]:
 
 
 def heuristic_schedules(
-    part: Partition, space_of: Callable[[Task], object], progress: Callable[[Task], None] | None = None
+    part: Partition, space_of: Callable[[Task], object], progress: Progress | None = None
 ) -> dict[str, Schedule]:
     """Top-1 of the Roller-style heuristic for every task (no measurement)."""
     from tlm_core.baselines.heuristic import heuristic_program
 
     out = {}
-    for task in part.tasks:
+    for i, task in enumerate(part.tasks):
         if progress:
-            progress(task)
+            progress(i / len(part.tasks), f"heuristic: task {i + 1}/{len(part.tasks)} {task.name}")
         start = time.perf_counter()
         cand = heuristic_program(space_of(task))
         out[task.id] = Schedule(task.id, "heuristic", cand.program.trace, time.perf_counter() - start)
     return out
+
+
+DATABASE_MAX_BYTES = 64 * 1024**2  # per file of an uploaded database
+
+
+class DatabaseError(ValueError):
+    """A MetaSchedule database that cannot be used, with a one-line reason."""
 
 
 def load_database(path: str | Path) -> ms.database.Database:
@@ -58,7 +72,59 @@ def load_database(path: str | Path) -> ms.database.Database:
     workload, records = directory / "workload.json", directory / "tuning_record.json"
     if not workload.exists() or not records.exists():
         raise FileNotFoundError(f"{directory} holds no MetaSchedule database (workload.json, tuning_record.json)")
-    return ms.database.JSONDatabase(path_workload=str(workload), path_tuning_record=str(records))
+    try:
+        return ms.database.JSONDatabase(path_workload=str(workload), path_tuning_record=str(records))
+    except Exception as err:  # TVM's own parser: keep its first line
+        raise DatabaseError(f"TVM could not load the database: {str(err).strip().splitlines()[-1]}") from err
+
+
+def _json_lines(data: bytes, name: str, max_bytes: int) -> list:
+    if len(data) > max_bytes:
+        raise DatabaseError(f"{name} is {len(data) / 1024**2:.1f} MiB: the limit is {max_bytes / 1024**2:.0f} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DatabaseError(f"{name} is not UTF-8 text (byte {err.start})") from err
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise DatabaseError(f"{name} line {n} is not JSON: {err.msg}") from err
+    return rows
+
+
+def save_database(workload: bytes, records: bytes, directory: str | Path, max_bytes: int = DATABASE_MAX_BYTES) -> Path:
+    """Check the two files of a MetaSchedule JSONDatabase as plain data (JSON lines of the expected shape;
+    nothing is executed or unpickled) and write them into `directory` for load_database. DatabaseError
+    with a one-line reason when they are not a database."""
+    workloads = _json_lines(workload, "workload.json", max_bytes)
+    tuning = _json_lines(records, "tuning_record.json", max_bytes)
+    for n, row in enumerate(workloads, 1):
+        ok = isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row) and row[0].isdigit()
+        if not ok:
+            raise DatabaseError(f"workload.json line {n} is not [structural hash, base64 module]")
+        try:
+            base64.b64decode(row[1], validate=True)
+        except binascii.Error as err:
+            raise DatabaseError(f"workload.json line {n}: the module is not base64 ({err})") from err
+    for n, row in enumerate(tuning, 1):
+        ok = isinstance(row, list) and len(row) == 2 and isinstance(row[0], int) and isinstance(row[1], list)
+        if not ok or len(row[1]) != 4:
+            raise DatabaseError(f"tuning_record.json line {n} is not [workload index, [trace, run_secs, target, args]]")
+        if not 0 <= row[0] < len(workloads):
+            raise DatabaseError(f"tuning_record.json line {n}: no workload {row[0]} in workload.json")
+        trace, run_secs = row[1][0], row[1][1]
+        if not (isinstance(trace, list) and len(trace) == 2 and all(isinstance(x, list) for x in trace)):
+            raise DatabaseError(f"tuning_record.json line {n}: the trace is not [instructions, decisions]")
+        if run_secs is not None and not all(isinstance(x, (int, float)) for x in run_secs):
+            raise DatabaseError(f"tuning_record.json line {n}: run_secs are not numbers")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "workload.json").write_bytes(workload)
+    (directory / "tuning_record.json").write_bytes(records)
+    return directory
 
 
 def database_schedules(db: ms.database.Database, part: Partition, target: Target, method: str) -> dict[str, Schedule]:
@@ -80,13 +146,23 @@ def best_in_database(db: ms.database.Database, task: Task, target: Target) -> tu
     return records[0].trace, (sorted(secs)[len(secs) // 2] if secs else None)
 
 
-def search_schedules(part: Partition, target: Target, trials: int, measurer, store, on_trial=None):
+def search_schedules(
+    part: Partition, target: Target, trials: int, measurer, store, on_trial=None, progress: Progress | None = None
+):
     """Ansor-style evolutionary search over every task (records into `store`), then each task's best.
 
     Returns (schedules, SearchResult); a task's seconds are its share of the search's wall time by trials."""
-    from tlm_core.baselines.search import search
+    from tlm_core.baselines.search import search, trial_budget
 
-    result = search(part.tasks, target, trials, measurer, store=store, on_trial=on_trial)
+    budget = max(1, sum(trial_budget(part.tasks, trials).values()))
+
+    def trial_done(trial) -> None:
+        if on_trial:
+            on_trial(trial)
+        if progress:
+            progress(min(1.0, (trial.index + 1) / budget), f"search: trial {trial.index + 1} of about {budget}")
+
+    result = search(part.tasks, target, trials, measurer, store=store, on_trial=trial_done)
     out = database_schedules(store.tvm_database(), part, target, "search")
     total = max(1, len(result.trials))
     for task in part.tasks:
@@ -94,3 +170,117 @@ def search_schedules(part: Partition, target: Target, trials: int, measurer, sto
         out[task.id].trials = mine
         out[task.id].seconds = result.seconds * mine / total
     return out, result
+
+
+def tlm_schedules(
+    part: Partition,
+    space_of: Callable[[Task], object],
+    generator,
+    candidates: int = 1,
+    measurer=None,
+    progress: Progress | None = None,
+) -> dict[str, Schedule]:
+    """Schedules written by the TLM (a tlm_core.generator.Generator) for every task.
+
+    candidates 1: the greedy program (top-1, no measurement). candidates k > 1: the k most likely programs
+    (beam search), each measured with `measurer`; the fastest that passed the numeric check is kept and the
+    Schedule's seconds are generation plus measurement wall time. A task none of whose candidates passed
+    stays untuned (trace None): a schedule that fails its check must never reach the model."""
+    from tlm_core.program import apply_decisions
+
+    if candidates > 1 and measurer is None:
+        raise ValueError("best-of-k needs a Measurer to pick the fastest candidate")
+    out = {}
+    for i, task in enumerate(part.tasks):
+        if progress:
+            what = "top-1" if candidates <= 1 else f"best-of-{candidates}"
+            progress(i / len(part.tasks), f"TLM {what}: task {i + 1}/{len(part.tasks)} {task.name}")
+        space = space_of(task)
+        start = time.perf_counter()
+        gens = generator.generate(space, candidates=candidates)
+        # decoding is constrained, so every generation is a legal program (apply_decisions would raise if not)
+        programs = [apply_decisions(space, g.sketch_index, g.decisions) for g in gens]
+        if candidates <= 1:
+            out[task.id] = Schedule(task.id, "tlm", programs[0].trace, time.perf_counter() - start)
+            continue
+        results = measurer.measure(task, [p.mod for p in programs])
+        ok = [(r.latency, j) for j, r in enumerate(results) if r.ok and r.latency is not None]
+        best = min(ok)[1] if ok else None
+        out[task.id] = Schedule(
+            task.id,
+            "tlm",
+            programs[best].trace if best is not None else None,
+            time.perf_counter() - start,
+            trials=len(programs),
+            latency=results[best].latency if best is not None else None,
+        )
+    return out
+
+
+def schedules_for(
+    method: str,
+    part: Partition,
+    target: Target,
+    space_of: Callable[[Task], object] | None = None,
+    *,
+    generator=None,
+    candidates: int = 1,
+    trials: int = 64,
+    measurer=None,
+    store=None,
+    database: ms.database.Database | str | Path | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Schedule]:
+    """Every task's schedule by `method` (one of METHODS): the one dispatcher of the CLI and the GUI.
+
+    heuristic and tlm need `space_of` (task -> Space); tlm needs `generator` (and `measurer` for
+    candidates > 1); search needs `measurer` and a RecordStore `store` for its programs, and spends
+    `trials` over the whole model; database needs `database` (a Database or a JSONDatabase path)."""
+    if method == "default":
+        return default_schedules(part)
+    if method in ("heuristic", "tlm") and space_of is None:
+        raise ValueError(f"method {method} needs the tasks' schedule spaces (space_of)")
+    if method == "heuristic":
+        return heuristic_schedules(part, space_of, progress)
+    if method == "tlm":
+        if generator is None:
+            raise ValueError("method tlm needs a Generator (e.g. Generator.from_checkpoint(default_checkpoint()))")
+        return tlm_schedules(part, space_of, generator, candidates, measurer, progress)
+    if method == "search":
+        if measurer is None or store is None:
+            raise ValueError("method search needs a Measurer and a RecordStore for its programs")
+        return search_schedules(part, target, trials, measurer, store, progress=progress)[0]
+    if method == "database":
+        if database is None:
+            raise ValueError("method database needs a MetaSchedule database")
+        db = database if isinstance(database, ms.database.Database) else load_database(database)
+        return database_schedules(db, part, target, "database")
+    raise ValueError(f"unknown method {method!r}: one of {', '.join(METHODS)}")
+
+
+def scheduled_module(task: Task, schedule: Schedule):
+    """The task's module with the schedule's trace applied (the untuned module when it has none)."""
+    from tvm.s_tir import Schedule as TirSchedule
+
+    if schedule.trace is None:
+        return task.mod
+    sch = TirSchedule(task.mod)
+    schedule.trace.apply_to_schedule(sch, remove_postproc=False)
+    return sch.mod
+
+
+def measure_schedules(
+    part: Partition, schedules: dict[str, Schedule], measurer, progress: Progress | None = None
+) -> dict[str, object]:
+    """Measure each task's kernel alone (built, checked against the untuned reference, timed): task id ->
+    MeasureResult. Schedules without a latency get the measured one when their check passed."""
+    out = {}
+    for i, task in enumerate(part.tasks):
+        if progress:
+            progress(i / len(part.tasks), f"measuring kernel {i + 1}/{len(part.tasks)} {task.name}")
+        sched = schedules[task.id]
+        (result,) = measurer.measure(task, [scheduled_module(task, sched)])
+        out[task.id] = result
+        if sched.latency is None and result.ok:
+            sched.latency = result.latency
+    return out
