@@ -9,6 +9,7 @@ page = st.navigation(
         st.Page("pages/space.py", title="Schedule space", icon=":material/grid_on:"),
         st.Page("pages/generate.py", title="Generate", icon=":material/auto_awesome:"),
         st.Page("pages/compare.py", title="Compare", icon=":material/leaderboard:"),
+        st.Page("pages/run.py", title="Run", icon=":material/play_circle:"),
     ]
 )
 page.run()
