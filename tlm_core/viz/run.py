@@ -32,8 +32,8 @@ def latency_figure(runs: list[dict]) -> go.Figure:
             )
     fig.update_layout(
         showlegend=False,
-        yaxis_title="end-to-end latency per run (ms)",
-        yaxis_rangemode="tozero",
+        yaxis_title="end-to-end latency per run (ms, log scale)",
+        yaxis_type="log",  # one slow repeat on a busy machine must not flatten the others
         margin=dict(l=10, r=10, t=30, b=10),
         height=380,
         title="Latency of every timed repeat (lower is better)",
