@@ -51,14 +51,14 @@ def test_greedy_generation_shows_its_steps(page):
 
 def test_step_through(page):
     assert page.slider(key="w_step").value == 1
-    button(page, "Next ▶").click().run()
+    button(page, "Next").click().run()
     assert not page.exception, page.exception
     assert page.slider(key="w_step").value == 2
     g = shown(page)
     text = next(md.value for md in page.markdown if md.value.startswith("Decision #"))
     index = [i for i, s in enumerate(g.steps) if s.num_legal > 1 and not s.forced][1]
     assert f"#{g.steps[index].point} " in text and int(metrics(page)["Legal tokens"]) == g.steps[index].num_legal
-    button(page, "◀ Previous").click().run()
+    button(page, "Previous").click().run()
     assert page.slider(key="w_step").value == 1
 
 

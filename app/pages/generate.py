@@ -85,10 +85,11 @@ if one or every:
     st.rerun()
 
 st.subheader("The tensor sentence, token by token")
-only_choices = st.toggle("Only the model's real choices (more than one legal token)", value=True, key="w_only")
+ss.playing = ss.get("playing", False)
+play, only = st.columns([1, 5], vertical_alignment="center")
+only_choices = only.toggle("Only the model's real choices (more than one legal token)", value=True, key="w_only")
 order = choice_steps(g) if only_choices else list(range(len(g.steps)))
 order = order or list(range(len(g.steps)))
-ss.playing = ss.get("playing", False)
 
 
 def _move(delta: int) -> None:
@@ -101,19 +102,27 @@ def _toggle_play() -> None:
         ss.w_step = 1
 
 
-buttons = st.columns([1, 1, 1, 6])
-buttons[0].button("◀ Previous", on_click=_move, args=(-1,))
-buttons[1].button("Next ▶", on_click=_move, args=(1,))
-buttons[2].button("⏸ Pause" if ss.playing else "⏵ Play", on_click=_toggle_play)
+play.button(
+    "Pause" if ss.playing else "Play",
+    icon=":material/pause:" if ss.playing else ":material/play_arrow:",
+    on_click=_toggle_play,
+    help="one step a second; only the steps below are redrawn",
+)
 
 
 @st.fragment(run_every=1.0 if ss.playing else None)
 def step_view() -> None:
-    """Redrawn alone while playing (one step a second), so the rest of the page stays as it is."""
+    """Its own reruns (stepping, playing) redraw only this part of the page."""
     if ss.playing:
         _move(1)
     ss.w_step = min(ss.get("w_step", 1), len(order))
-    n = st.slider("Step", 1, len(order), key="w_step", help="generated tokens, in order")
+    prev, next_, slider = st.columns([1, 1, 8], vertical_alignment="bottom")
+    prev.button("Previous", icon=":material/chevron_left:", on_click=_move, args=(-1,))
+    next_.button("Next", icon=":material/chevron_right:", on_click=_move, args=(1,))
+    if len(order) > 1:
+        n = slider.slider("Step", 1, len(order), key="w_step", help="generated tokens, in order")
+    else:
+        n = 1
     index = order[n - 1]
     step = g.steps[index]
     st.markdown(sentence_html(g, index), unsafe_allow_html=True)
@@ -143,11 +152,11 @@ cols = st.columns([2, 2, 1])
 editable = [p.index for p in points if len(p.choices) > 1]
 which = cols[0].selectbox(
     "Decision to override",
-    [None, *editable],
-    format_func=lambda i: "the sketch" if i is None else f"#{i} {points[i].title()}",
+    [-1, *editable],  # -1: the sketch
+    format_func=lambda i: "the sketch" if i < 0 else f"#{i} {points[i].title()}",
     key="w_override",
 )
-if which is None:
+if which < 0:
     options = [f"sketch {i}" for i in range(len(space.sketches))]
     current = options[g.sketch_index]
 else:
@@ -156,7 +165,7 @@ else:
 key = f"w_value-{task.id}-{shown}-{which}"  # one per generation and decision: its current value is the default
 new = cols[1].selectbox("New value (legal here)", options, index=options.index(current), key=key)
 if cols[2].button("Override and re-generate", disabled=new == current):
-    if which is None:
+    if which < 0:
         again = gen.force(space, {}, options.index(new))
     else:
         again = gen.override(space, g, which, points[which].choices[options.index(new)])
