@@ -1,7 +1,11 @@
 """The Run page in a real browser: open it from the sidebar, compile the default sample with the heuristic in the
-background, see the check pass, the latency chart and the bundle's download button."""
+background, see the check pass, the latency chart and the bundle; then upload the bundle's database (after a bad
+file) and reproduce the run from it."""
 
 from __future__ import annotations
+
+import re
+import zipfile
 
 from tests.browser import SLOW, expect, screenshot, wait_idle
 
@@ -28,3 +32,25 @@ def test_compile_with_the_heuristic_and_see_the_check_pass(page):
     expect(page.get_by_test_id("stDownloadButton")).to_contain_text("Download the bundle")
     expect(page.get_by_text("What does compiling the whole model mean")).to_be_visible()
     screenshot(page, "run.png", 1300)
+
+
+def test_the_bundle_reproduces_the_run_from_its_database(page, tmp_path):
+    with page.expect_download() as download:
+        page.get_by_test_id("stDownloadButton").locator("button").click()
+    with zipfile.ZipFile(download.value.path()) as z:
+        z.extractall(tmp_path)
+    page.get_by_text("Your MetaSchedule database (JSONDatabase files)").click()
+    uploads = page.locator("input[type=file]")
+    expect(uploads).to_have_count(2)
+    bad = tmp_path / "bad.json"
+    bad.write_text("this is not a database\n")
+    uploads.nth(0).set_input_files(str(bad))
+    uploads.nth(1).set_input_files(str(tmp_path / "database" / "tuning_record.json"))
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("workload.json line 1 is not JSON")
+    uploads.nth(0).set_input_files(str(tmp_path / "database" / "workload.json"))
+    button = page.get_by_role("button", name="Compile and run with your database")
+    expect(button).to_be_enabled(timeout=60_000)
+    button.click()
+    expect(page.get_by_role("heading", name=re.compile("Run #2: .* with a database"))).to_be_visible(timeout=SLOW)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Output check")).to_contain_text("passed")
+    expect(page.get_by_text("This session's runs")).to_be_visible()

@@ -17,16 +17,17 @@ from tlm_core.compile import (
     method_label,
     save_database,
 )
-from tlm_core.target import host_target
+from tlm_core.partition import partition
+from tlm_core.target import cuda_available, host_target
 from tlm_core.viz.run import history_rows, latency_figure, run_text, task_rows
 
 ss = st.session_state
 st.title("Run")
 label, model, part = state.current_model()
-target = host_target()
+cpu = host_target()
 st.markdown(
     f"**{label}** · {len(part.tasks)} tasks, {part.graph.number_of_nodes()} subgraph calls · "
-    f"runs on this CPU (`{target.attrs['mcpu']}`, {target.attrs['num-cores']} cores, LLVM)"
+    f"this CPU: `{cpu.attrs['mcpu']}`, {cpu.attrs['num-cores']} cores (LLVM)"
 )
 st.page_link("pages/model.py", label="Choose another model on the Model page", icon=":material/account_tree:")
 if model.reference is None:
@@ -49,6 +50,7 @@ ABOUT = {
 left, right = st.columns([2, 3])
 choice = left.radio("Schedules from", list(CHOICES), format_func=CHOICES.get, key="run_method")
 repeat = left.slider("Timed repeats", 3, 50, 10, key="run_repeat")
+on_gpu = cuda_available() and left.radio("Device", ["CPU", "CUDA GPU"], horizontal=True, key="run_device") != "CPU"
 candidates, trials, database = 1, 64, None
 with right:
     if choice == "tlm-k":
@@ -94,11 +96,15 @@ if job is not None and job.done:  # collect a finished background run into the s
     job = None
 
 
-def _work(progress, method: str, generator, measurer, **options):
-    """In the background thread: the library only, no Streamlit calls (spaces come from the server's cache)."""
-    run = compile_and_run(model, part, target, method, space_of=lambda t: state.build_space(t.id, t),
-                          generator=generator, measurer=measurer, measure_kernels=True, progress=progress,
-                          **options)  # fmt: skip
+def _work(progress, method: str, generator, measurer, on_gpu: bool, **options):
+    """In the background thread: the library only, no Streamlit calls (CPU spaces come from the server's cache;
+    a GPU run partitions for CUDA and builds its own spaces and Measurer)."""
+    target, fused, space_of = cpu, part, lambda t: state.build_space(t.id, t)
+    if on_gpu:
+        target = host_target("cuda")
+        fused, space_of, measurer = partition(model, target), None, None
+    run = compile_and_run(model, fused, target, method, space_of=space_of, generator=generator, measurer=measurer,
+                          measure_kernels=True, progress=progress, **options)  # fmt: skip
     progress(1.0, "writing the bundle")
     return run.to_dict(), bundle_zip(run)
 
@@ -112,7 +118,7 @@ if clicked:
         generator = state.generator() if method == "tlm" else None
         measurer = state.measurer()
     options = {"candidates": candidates, "trials": trials, "database": database, "repeat": repeat}
-    ss.run_job = job = BackgroundJob(lambda progress: _work(progress, method, generator, measurer, **options))
+    ss.run_job = job = BackgroundJob(lambda p: _work(p, method, generator, measurer, on_gpu, **options))
     busy = True
 if ss.get("run_error"):
     st.error(f"The run failed: {ss.run_error}")
@@ -140,6 +146,7 @@ if not runs:
 
 latest = runs[-1]["doc"]
 st.subheader(f"Run #{len(runs)}: {latest['model']} with {latest['label']}")
+st.caption(f"Target `{latest['target']}`")
 cols = st.columns(5)
 cols[0].metric("End to end (median)", f"{latest['latency_s'] * 1e3:,.3f} ms")
 torch_ms = latest["pytorch_latency_s"]

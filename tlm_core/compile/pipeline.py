@@ -31,7 +31,8 @@ def method_label(method: str, candidates: int = 1, trials: int = 64) -> str:
         return "TLM top-1" if candidates <= 1 else f"TLM best-of-{candidates}"
     if method == "search":
         return f"search, {trials} trials (Ansor-style, MetaSchedule)"
-    return {"default": "TVM default (no tuning)", "heuristic": "heuristic (Roller-style)"}.get(method, method)
+    named = {"default": "TVM default (no tuning)", "heuristic": "heuristic (Roller-style)", "database": "a database"}
+    return named.get(method, method)
 
 
 def cli_command(model: str, method: str, candidates: int = 1, trials: int = 64, database: str = "DATABASE") -> str:
