@@ -183,3 +183,45 @@ def test_a_tiny_search_row_has_its_convergence_and_decisions(space_builder, meas
     best = [c["best_latency"] for c in curve if c["best_latency"] is not None]
     assert best == sorted(best, reverse=True) and best[-1] == row.latency
     assert row.decisions is not None and apply_decisions(space, row.sketch_index, row.decisions)
+
+
+def test_figures_and_tables_of_measured_results(matmul):
+    from tlm_core.viz.compare import method_bars, results_table, roofline_figure, roofline_text
+
+    space, results = matmul
+    rows = results.of_task(space.task.id)
+    table = results_table(rows)
+    assert [r["method"] for r in table] == [r.label for r in rows]
+    assert all(r["numeric check"].startswith("passed") for r in table)
+    bars = method_bars(rows)
+    assert len(bars.data) == 3 and all(list(b.y) == [r.label for r in rows] for b in bars.data)
+    assert list(bars.data[0].x) == [r.latency * 1e6 for r in rows]
+    c = machine_ceilings()
+    points = roofline_points(space.task, rows, c)
+    fig = roofline_figure(c, points, nominal_gflops=1000.0)
+    assert [t.name for t in fig.data] == ["roof (measured)", "nominal vector-FMA peak (not measured)"] + [
+        r.label for r in rows
+    ]
+    assert max(fig.data[0].y) == c.peak_gflops
+    text = roofline_text(c, points, 1000.0)
+    assert "compute-bound" in text or "memory-bound" in text
+    assert f"{c.peak_gflops:.1f} GFLOP/s" in text
+
+
+def test_graph_overlay_colours_measured_nodes_and_keeps_the_rest_grey(matmul):
+    from tlm_core.viz.graph import NO_RESULT, graph_figure
+
+    space, results = matmul
+    graph = nx.DiGraph()
+    for n, task in enumerate([space.task.id, "000000000000"]):
+        graph.add_node(n, task=task, kind="matmul", func=f"f{n}", ops=["matmul"], flops=1.0, inputs=[], outputs=[])
+    graph.add_edge(0, 1)
+    values = node_values(graph, results, "heuristic", "speedup")
+    fig = graph_figure(graph, selected=0, values=values, metric="speedup")
+    (nodes,) = [t for t in fig.data if t.customdata is not None]
+    assert list(nodes.customdata) == [0, 1] and nodes.marker.color[1] == NO_RESULT != nodes.marker.color[0]
+    assert "speedup: " in nodes.hovertext[0] and "not measured yet" in nodes.hovertext[1]
+    assert list(nodes.marker.size) == [16, 11]  # the selection is drawn as without an overlay
+    plain = graph_figure(graph, selected=0)
+    (kinds,) = [t for t in plain.data if t.customdata is not None]
+    assert NO_RESULT not in kinds.marker.color

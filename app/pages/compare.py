@@ -6,6 +6,7 @@ import tempfile
 import state
 import streamlit as st
 
+from tlm_core.baselines.hardware import Hardware
 from tlm_core.compare import (
     LABELS,
     DatabaseError,
@@ -83,7 +84,7 @@ with here:
         "tlm-best-of-k": "TLM best-of-k",
     }
     for col, (method, text) in zip(cols, buttons.items(), strict=False):
-        if col.button(text, key=f"cmp-{method}", help=LABELS[method], use_container_width=True):
+        if col.button(text, key=f"cmp-{method}", help=LABELS[method], width="stretch"):
             run(method, space, k=int(k))
 
     st.markdown("**Ansor-style evolutionary search, MetaSchedule implementation** (runs in the background)")
@@ -142,9 +143,10 @@ with here:
     with st.spinner("Measuring this machine's ceilings (numpy GEMM and copy; once per server) ..."):
         ceilings = machine_ceilings()
     points = roofline_points(task, rows, ceilings)
-    st.plotly_chart(roofline_figure(ceilings, points), key="cmp-roofline")
+    nominal = Hardware.from_target(space.target).peak_flops / 1e9
+    st.plotly_chart(roofline_figure(ceilings, points, nominal), key="cmp-roofline")
     with st.expander("What does a roofline say? (this subgraph)"):
-        st.markdown(roofline_text(ceilings, points))
+        st.markdown(roofline_text(ceilings, points, nominal))
 
     decided = {r.method: r for r in rows if r.decisions is not None}
     st.subheader("Decision-level diff of two schedules")

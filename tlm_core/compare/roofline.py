@@ -1,7 +1,9 @@
 """This machine's roofline, measured: a compute ceiling and a memory ceiling, and each schedule as a point.
 
 Ceilings: peak GFLOP/s = numpy's fp32 GEMM (BLAS, all its threads) and bandwidth = a large numpy copy split
-over the cores (bytes read + written), each the median of repeats, measured once per process. A kernel's
+over the cores (bytes read + written), measured once per process. A ceiling is an upper bound and this machine
+is shared, so the roof uses the fastest of the repeats (as benchmarks/peak.py does: nothing runs faster than
+the hardware allows, while a busy neighbour slows any one repeat); the medians are kept beside it. A kernel's
 point: arithmetic intensity = FLOPs / bytes of the task's inputs and outputs (each touched once: the best
 case), against its achieved GFLOP/s. Small kernels whose data stays in cache can sit above the memory roof,
 which is DRAM's.
@@ -28,10 +30,12 @@ COPY_MIB = 128  # well beyond any L3 here, so the copy streams from DRAM
 
 @dataclass(frozen=True)
 class Ceilings:
-    peak_gflops: float  # numpy fp32 GEMM GEMM_N^3, median
-    bandwidth_gbs: float  # numpy copy of COPY_MIB MiB over `threads` threads, median, GB/s
+    peak_gflops: float  # numpy fp32 GEMM GEMM_N^3, fastest repeat
+    bandwidth_gbs: float  # numpy copy of COPY_MIB MiB over `threads` threads, fastest repeat, GB/s
     threads: int
     seconds: float  # time the measurement took
+    median_peak_gflops: float = 0.0  # the same, median repeat (what a busy machine gives most of the time)
+    median_bandwidth_gbs: float = 0.0
 
     @property
     def ridge(self) -> float:
@@ -46,25 +50,29 @@ class Ceilings:
         return asdict(self) | {"ridge": self.ridge}
 
 
-def _median_time(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm-up (page faults, BLAS thread start)
+def _times(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(fastest, median) seconds of `repeat` runs after a warm-up (page faults, BLAS thread start)."""
+    fn()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times), statistics.median(times)
 
 
-def gemm_gflops(n: int = GEMM_N, repeat: int = 7) -> float:
+def gemm_gflops(n: int = GEMM_N, repeat: int = 7) -> tuple[float, float]:
+    """(best, median) GFLOP/s of numpy's fp32 GEMM n x n x n."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
     c = np.empty((n, n), dtype=np.float32)
-    return 2 * n**3 / _median_time(lambda: np.matmul(a, b, out=c), repeat) / 1e9
+    fastest, median = _times(lambda: np.matmul(a, b, out=c), repeat)
+    return 2 * n**3 / fastest / 1e9, 2 * n**3 / median / 1e9
 
 
-def copy_gbs(mib: int = COPY_MIB, threads: int | None = None, repeat: int = 7) -> float:
-    """GB/s of a copy (read + write), the array split into one chunk per thread (numpy drops the GIL to copy)."""
+def copy_gbs(mib: int = COPY_MIB, threads: int | None = None, repeat: int = 7) -> tuple[float, float]:
+    """(best, median) GB/s of a copy (read + write), the array split into one chunk per thread (numpy drops
+    the GIL to copy)."""
     threads = threads or os.cpu_count() or 1
     src = np.ones(mib * 1024**2 // 4, dtype=np.float32)
     dst = np.empty_like(src)
@@ -75,8 +83,8 @@ def copy_gbs(mib: int = COPY_MIB, threads: int | None = None, repeat: int = 7) -
         def copy() -> None:
             list(pool.map(lambda pair: np.copyto(*pair), chunks))
 
-        seconds = _median_time(copy, repeat)
-    return 2 * src.nbytes / seconds / 1e9
+        fastest, median = _times(copy, repeat)
+    return 2 * src.nbytes / fastest / 1e9, 2 * src.nbytes / median / 1e9
 
 
 _lock = threading.Lock()
@@ -84,14 +92,17 @@ _cached: Ceilings | None = None
 
 
 def machine_ceilings(refresh: bool = False) -> Ceilings:
-    """Measured once per process (about a second); refresh=True measures again."""
+    """Measured once per process (a second or two); refresh=True measures again."""
     global _cached
     with _lock:
         if _cached is None or refresh:
             start = time.perf_counter()
             threads = os.cpu_count() or 1
-            bandwidth = max(copy_gbs(threads=1), copy_gbs(threads=threads))
-            _cached = Ceilings(gemm_gflops(), bandwidth, threads, time.perf_counter() - start)
+            copies = [copy_gbs(threads=1), copy_gbs(threads=threads)]
+            bandwidth = max(copies)  # (best, median) of the faster way to copy
+            peak = gemm_gflops()
+            seconds = time.perf_counter() - start
+            _cached = Ceilings(peak[0], bandwidth[0], threads, seconds, peak[1], bandwidth[1])
         return _cached
 
 

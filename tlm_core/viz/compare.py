@@ -93,8 +93,9 @@ def convergence_figure(search: MethodResult, marks: list[MethodResult]) -> go.Fi
     return fig
 
 
-def roofline_figure(ceilings: Ceilings, points: list[RooflinePoint]) -> go.Figure:
-    """Log-log roofline: the memory roof (bandwidth x intensity) up to the compute roof, each schedule a point."""
+def roofline_figure(ceilings: Ceilings, points: list[RooflinePoint], nominal_gflops: float | None = None) -> go.Figure:
+    """Log-log roofline: the memory roof (bandwidth x intensity) up to the compute roof, each schedule a point.
+    nominal_gflops: the vector units' paper peak (cores x FMA pipes x lanes x 2 x clock), drawn dashed."""
     lo = min([0.01] + [p.intensity / 10 for p in points])
     hi = max([1000.0] + [p.intensity * 10 for p in points])
     xs = [lo, ceilings.ridge, hi]
@@ -103,6 +104,11 @@ def roofline_figure(ceilings: Ceilings, points: list[RooflinePoint]) -> go.Figur
         go.Scatter(x=xs, y=[ceilings.roof(x) for x in xs], mode="lines", name="roof (measured)",
                    line={"color": "black"}, hovertemplate="%{x:.3g} FLOP/B: at most %{y:.1f} GFLOP/s<extra></extra>")
     )  # fmt: skip
+    if nominal_gflops:
+        fig.add_trace(
+            go.Scatter(x=[lo, hi], y=[nominal_gflops] * 2, mode="lines", name="nominal vector-FMA peak (not measured)",
+                       line={"color": "#999", "dash": "dot"}, hovertemplate="%{y:.0f} GFLOP/s on paper<extra></extra>")
+        )  # fmt: skip
     for p in points:
         fig.add_trace(
             go.Scatter(x=[p.intensity], y=[p.gflops], mode="markers", name=p.label,
@@ -119,7 +125,7 @@ def roofline_figure(ceilings: Ceilings, points: list[RooflinePoint]) -> go.Figur
     return fig
 
 
-def roofline_text(ceilings: Ceilings, points: list[RooflinePoint]) -> str:
+def roofline_text(ceilings: Ceilings, points: list[RooflinePoint], nominal_gflops: float | None = None) -> str:
     """What the roofline on screen says about this subgraph."""
     text = (
         f"A **roofline** bounds how fast a kernel can run on this machine. Measured here: the CPU does at most "
@@ -140,9 +146,19 @@ def roofline_text(ceilings: Ceilings, points: list[RooflinePoint]) -> str:
         f"This subgraph does {p.intensity:.2f} FLOP per byte, so it is **{bound}**. The fastest schedule measured, "
         f"{best.label}, reaches {best.gflops:.2f} GFLOP/s: {best.fraction:.0%} of its roof. "
     )
+    text += (
+        f"(Fastest of several repeats on this shared machine; the medians were {ceilings.median_peak_gflops:.1f} "
+        f"GFLOP/s and {ceilings.median_bandwidth_gbs:.1f} GB/s.) "
+    )
+    if nominal_gflops:
+        text += (
+            f"The dotted line is the vector units' peak on paper, {nominal_gflops:.0f} GFLOP/s (cores × FMA pipes × "
+            "lanes × 2 × an assumed clock): not measured, and far above what a shared machine's BLAS reaches. "
+        )
     if any(q.fraction > 1 for q in points):
-        text += ("A point above the roof is not an error: the roofs are medians on a shared machine, and a small "
-                 "kernel's data stays in cache, which is faster than the DRAM the copy measures.")  # fmt: skip
+        text += ("A point above the roof is not an error: a small kernel's data stays in cache, which is faster "
+                 "than the DRAM the copy measures, and TVM's kernels use every core's vector units more fully "
+                 "than a busy BLAS run may have.")  # fmt: skip
     return text
 
 
