@@ -58,8 +58,8 @@ with right:
         st.caption(f"{candidates} programs per task are built and timed: about {candidates * len(part.tasks)} here.")
     elif choice == "search":
         trials = st.number_input("Trial budget (whole model)", 8, 4096, 64, step=8, key="run_trials")
-        st.caption("Shared by the tasks by FLOPs × calls, at least 8 each; every trial is built and timed. "
-                   "It runs in the background: the page stays usable.")  # fmt: skip
+        st.caption("MetaSchedule's task scheduler shares it among the tasks; tasks it never reaches keep TVM's "
+                   "default. Every trial is built and timed, in the background: the page stays usable.")  # fmt: skip
     elif choice == "database":
         st.caption(f"A MetaSchedule JSONDatabase (e.g. from your own tuning, or the `database/` of a bundle): "
                    f"both files, up to {DATABASE_MAX_BYTES // 1024**2} MiB each. Read as JSON data only.")  # fmt: skip
