@@ -45,6 +45,7 @@ def test_greedy_generation_shows_its_steps(page):
     decisions = table(page, "model choices")
     assert len(decisions) == len(g.decisions) and (decisions["legal choices"] >= 1).all()
     assert any("sketches" in md.value and "legal" in md.value for md in page.markdown)  # the step's explanation
+    assert any(md.value.startswith("**Constrained decoding**, on this sentence") for md in page.markdown)
     assert any("T.parallel" in c.value for c in page.code)  # the scheduled program
     assert any("sample_perfect_tile" in c.value for c in page.code)  # its trace
 

@@ -4,8 +4,9 @@ override a decision and see the decisions the model re-generated after it."""
 from __future__ import annotations
 
 import re
+import time
 
-from tests.browser import SLOW, expect, screenshot, selectbox, value, wait_idle
+from tests.browser import SLOW, expect, screenshot, selectbox, wait_idle
 
 
 def step_slider(page):
@@ -16,11 +17,17 @@ def step_value(page) -> int:
     return int(step_slider(page).input_value())
 
 
-def settled(page) -> None:
-    """Until the run is over and no element of the previous run is still shown (a widget whose key changed is
-    drawn anew, and its old copy stays on screen, stale, until the run ends)."""
-    wait_idle(page)
-    expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=SLOW)
+def widget_value(page, label: str, pattern: str = "") -> str:
+    """The value of the one widget input with this label, once it matches `pattern`: a widget whose key changes
+    is drawn anew and its old copy stays on screen for a while, so wait until only one is left."""
+    inputs = page.locator(f'input[aria-label="{label}"]')
+    deadline = time.monotonic() + 60
+    while True:
+        values = inputs.evaluate_all("els => els.map(e => e.value)")
+        if len(values) == 1 and re.match(pattern, values[0]):
+            return values[0]
+        assert time.monotonic() < deadline, f"{label}: {values}, expected one matching {pattern!r}"
+        page.wait_for_timeout(250)
 
 
 def options_of(page, label: str) -> list[str]:
@@ -70,18 +77,18 @@ def test_override_a_decision_and_see_the_rest_regenerated(page):
     options = options_of(page, "Decision to override")
     decision = next(t for t in options if t.startswith("#") and "tile of loop" in t)
     page.get_by_role("option", name=decision, exact=True).click()
-    settled(page)
-    expect(selectbox(page, "New value (legal here)").locator("input")).to_have_value(re.compile(r"^\[\d"))  # tiles
-    current = value(page, "New value (legal here)")
+    current = widget_value(page, "New value (legal here)", r"\[\d")  # the tile's factors
     new = next(t for t in options_of(page, "New value (legal here)") if t != current)
     page.get_by_role("option", name=new, exact=True).click()
-    settled(page)
-    page.get_by_role("button", name="Override and re-generate").click()
-    settled(page)
+    override = page.get_by_role("button", name="Override and re-generate")
+    expect(override).to_be_enabled(timeout=60_000)
+    wait_idle(page)
+    override.click()
     index = decision.split()[0][1:]
     changed = page.get_by_text("decisions changed:")
     expect(changed).to_be_visible(timeout=60_000)
     assert index in re.findall(r"\d+", changed.inner_text().split("changed:")[1])
-    assert value(page, "New value (legal here)") == new  # the shown generation now takes it
-    assert value(page, "Decision to override").startswith(f"#{index} ")
+    assert widget_value(page, "New value (legal here)", re.escape(new) + "$") == new  # the new generation takes it
+    assert widget_value(page, "Decision to override").startswith(f"#{index} ")
+    wait_idle(page)
     screenshot(page, "generate.png", 2900)

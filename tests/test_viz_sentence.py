@@ -18,6 +18,7 @@ from tlm_core.viz.sentence import (
     generation_points,
     measured_key,
     sentence_html,
+    sentence_summary,
     step_figure,
     step_text,
     steps_table,
@@ -152,3 +153,15 @@ def test_candidates_table_with_a_measured_candidate(gen, conv, greedy, measurer)
     assert rows[1]["latency µs"] is None and rows[1]["check"] is None
     assert rows[0]["log-probability"] >= rows[1]["log-probability"] >= rows[2]["log-probability"]
     assert measured_key(greedy) == (conv.task.id, greedy.sketch_index, tuple(greedy.decisions))
+
+
+def test_sentence_summary_counts_this_sentences_tokens(gen, conv, greedy):
+    roles = token_roles(greedy.sentence)
+    text = sentence_summary(greedy)
+    assert f"sentence of {len(roles)} tokens" in text and f"hardware ({roles.count('hardware')} tokens)" in text
+    assert f"the model chose {len(choice_steps(greedy))} of them" in text and "forced" not in text
+    points = generation_points(conv, greedy)
+    at = next(p for p in points if p.kind == TILE and len(p.choices) > 1)
+    again = gen.override(conv, greedy, at.index, next(c for c in at.choices if c != greedy.decisions[at.index]))
+    forced = sum(s.forced for s in again.steps)
+    assert forced > 0 and f"{forced} were forced by an override" in sentence_summary(again)

@@ -15,6 +15,7 @@ from tlm_core.viz.sentence import (
     generation_points,
     measured_key,
     sentence_html,
+    sentence_summary,
     step_figure,
     step_text,
     steps_table,
@@ -64,6 +65,7 @@ if st.button("Generate", type="primary"):
 measured = ss.setdefault("measured", {})
 cands = run["candidates"]
 st.dataframe(candidates_table(cands, measured), hide_index=True)
+st.caption("Log-probability: the sum over the tokens the model chose (an override's forced tokens are not counted).")
 pick, measure_one, measure_all = st.columns([3, 1, 1])
 shown = pick.selectbox(
     "Shown candidate",
@@ -142,6 +144,8 @@ def step_view() -> None:
 
 
 step_view()
+with st.expander("How constrained decoding wrote this sentence"):
+    st.markdown(sentence_summary(g))
 with st.expander("Every generated token"):
     st.dataframe(steps_table(g, points), hide_index=True)
 

@@ -24,6 +24,7 @@ d = part.graph.nodes[node]
 task = part.task(d["task"])
 st.markdown(f"**{label}** · #{node} `{d['func']}` ({' + '.join(d['ops'])}) · task `{task.id}` × {task.weight}")
 st.page_link("pages/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
+st.page_link("pages/generate.py", label="Let the TLM write this schedule", icon=":material/auto_awesome:")
 with st.status("Building the schedule space (the first one in a process takes ~20 s) ...") as status:
     space = state.build_space(task.id, task)
     status.update(label=f"Schedule space of {task.name}", state="complete")

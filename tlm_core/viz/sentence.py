@@ -267,6 +267,37 @@ def candidates_table(generations: list[Generation], measured: Mapping[tuple, Any
     return rows
 
 
+def sentence_summary(generation: Generation) -> str:
+    """Markdown: how constrained decoding wrote this sentence, counted from its own tokens and steps."""
+    roles = token_roles(generation.sentence)
+    count = {r: roles.count(r) for r in ("hardware", "operator", "sketch", "context")}
+    steps = generation.steps
+    model = [s for s in steps if how_chosen(s) == "model"]
+    forced = sum(1 for s in steps if s.forced)
+    vocab = steps[0].num_legal + steps[0].num_masked
+    text = (
+        f"**Constrained decoding**, on this sentence of {len(roles)} tokens: the prompt describes the hardware "
+        f"({count['hardware']} tokens), the operator ({count['operator']}) and the number of sketches "
+        f"({count['sketch']}). Then {len(steps)} tokens are generated: the model chose {len(model)} of them among "
+        f"several legal tokens, {len(steps) - len(model) - forced} had only one legal token (the mask decides, the "
+        f"model is not called)"
+    )
+    text += f", {forced} were forced by an override" if forced else ""
+    text += (
+        f". Between decisions, {count['context']} context tokens describe each decision point (its block, loop, "
+        "extent, number of factors or candidates) given the choices before it."
+    )
+    if model:
+        mean_legal = sum(s.num_legal for s in model) / len(model)
+        mean_entropy = sum(s.entropy for s in model) / len(model)
+        text += (
+            f" At the model's choices the mask left {mean_legal:.1f} legal tokens of {vocab} on average (mean "
+            f"entropy {mean_entropy:.2f} nats), so the sentence is a legal program by construction: nothing is "
+            "generated and then thrown away."
+        )
+    return text
+
+
 def step_text(generation: Generation, index: int, points: list[DecisionPoint], num_sketches: int) -> str:
     """Markdown about step `index` of the generation: what the token decides, why exactly these tokens were legal
     (and the rest masked), and what the entropy says about the model's confidence."""
