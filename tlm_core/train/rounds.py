@@ -95,9 +95,10 @@ def run_round(
                 f.write(task_id + "\n")
             greedy_row = next((r for r, g in zip(rows, new, strict=False) if g.key == greedy.key), None)
             best = f"{ok[0]['latency'] * 1e6:.1f} us" if ok else "-"
+            greedy_lat = greedy_row and greedy_row["latency"]
+            greedy_text = "known" if greedy_row is None else f"{greedy_lat * 1e6:.1f} us" if greedy_lat else "failed"
             log(f"[{i + 1}/{len(chosen)}] {ct.name[:40]}: {len(new)} new of {len(gens)}, best new {best}, "
-                f"best known {best_known * 1e6:.1f} us, greedy "
-                f"{'known' if greedy_row is None else greedy_row['latency']}")  # fmt: skip
+                f"best known {best_known * 1e6:.1f} us, greedy {greedy_text}")  # fmt: skip
     return round_summary(work, data)
 
 
