@@ -37,9 +37,10 @@ def test_greedy_generation_shows_its_steps(page):
     m = metrics(page)
     legal, masked = int(m["Legal tokens"]), int(m["Masked tokens"])
     assert legal > 1 and legal + masked == len(token_ids())  # step 1 is a real choice: the sketch
-    assert float(m["Entropy"].split()[0]) > 0
     steps = table(page, "masked")  # every generated token (in its expander)
     g = shown(page)
+    first = g.steps[0]  # the sketch choice
+    assert m["Entropy"] == f"{first.entropy:.2f} nats" and (first.num_legal, first.point) == (legal, None)
     assert len(steps) == len(g.steps) and (steps["legal"] + steps["masked"] == len(token_ids())).all()
     assert (steps["legal"] > 1).any() and (steps["legal"] == 1).any()
     decisions = table(page, "model choices")

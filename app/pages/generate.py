@@ -4,6 +4,7 @@ import state
 import streamlit as st
 from widgets import show_measurement
 
+from tlm_core.language import LanguageError
 from tlm_core.program import apply_decisions
 from tlm_core.viz.loopnest import loop_nest, loop_nest_figure
 from tlm_core.viz.sentence import (
@@ -41,7 +42,11 @@ if not space.num_points:
 # Session: per task, the candidates made so far, the one shown, and the one an override started from.
 runs = ss.setdefault("generations", {})
 if task.id not in runs:
-    runs[task.id] = {"candidates": [gen.greedy(space)], "shown": 0, "before": None}
+    try:
+        runs[task.id] = {"candidates": [gen.greedy(space)], "shown": 0, "before": None}
+    except LanguageError as err:  # e.g. a loop without a constant extent: the language refuses, never guesses
+        st.error(f"The tensor language cannot write this subgraph's space: {err}")
+        st.stop()
 run = runs[task.id]
 
 st.subheader("Sampling settings")
