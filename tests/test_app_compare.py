@@ -82,6 +82,38 @@ def test_a_bad_database_upload_gets_a_clear_error(page):
     assert any("workload.json line 1 is not JSON" in e.value for e in page.error), [e.value for e in page.error]
 
 
+def test_a_users_database_covers_this_subgraph_and_is_remeasured(page, tmp_path):
+    from tlm_core.frontend import load_model
+    from tlm_core.measure import MeasureResult
+    from tlm_core.partition import partition
+    from tlm_core.program import apply_decisions
+    from tlm_core.records import RecordStore
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+
+    # "their" database: the heuristic's program of this subgraph, with the latency the page measured for it
+    part = partition(load_model(SAMPLE), host_target())
+    task = part.task(part.graph.nodes[page.session_state["subgraph"][1]]["task"])
+    theirs = page.session_state["compare_results"].get(task.id, "heuristic")
+    program = apply_decisions(SpaceBuilder.for_target(host_target()).build(task), theirs.sketch_index, theirs.decisions)
+    store = RecordStore(tmp_path / "db")
+    store.append(task, program.trace, MeasureResult(ok=True, latency=theirs.latency, latencies=[theirs.latency]))
+    files = {n: (tmp_path / "db" / n).read_bytes() for n in ("workload.json", "tuning_record.json")}
+    page.file_uploader(key="w_db_workload").set_value(("workload.json", files["workload.json"], "application/json"))
+    page.file_uploader(key="w_db_records").set_value(
+        ("tuning_record.json", files["tuning_record.json"], "application/json")
+    ).run()
+    assert not page.exception and not page.error, [e.value for e in page.error]
+    assert any(f"cover **1 of {len(part.tasks)} tasks**" in m.value for m in page.markdown)
+    page.button(key="cmp-database").click().run()
+    assert not page.exception, page.exception
+    assert not page.error, [e.value for e in page.error]
+    rows = table(page, "numeric check")
+    row = rows[rows["method"] == "your MetaSchedule database (re-measured here)"].iloc[0]
+    assert row["latency (µs)"] > 0 and row["numeric check"].startswith("passed")
+    assert row["sketch"] == theirs.sketch_index
+
+
 def test_whole_model_table_and_the_model_page_overlay(page):
     rows = table(page, "calls")
     row = rows[rows["name"] == "matmul1"].iloc[0]

@@ -51,16 +51,25 @@ for tid, job in list(jobs.items()):  # collect finished searches
         del jobs[tid]
 
 
+def measure(method: str, space, **options) -> str | None:
+    """One method on one task into the results; the reason when it failed (the page stays up)."""
+    try:
+        gen = state.generator() if method.startswith("tlm") else None
+        results.add(run_method(method, space, state.measurer(), gen, **options))
+        return None
+    except Exception as err:  # e.g. a rule TVM cannot apply to this workload
+        return f"{LABELS[method]} failed on {space.task.name}: {type(err).__name__}: {err}".splitlines()[0]
+
+
 def run(method: str, space, **options) -> None:
-    """One method on one task, with a status box; a failure is shown, the page stays up."""
+    """measure() with a status box."""
     with st.status(f"{LABELS[method]}: choosing, building, checking and timing ...") as status:
-        try:
-            gen = state.generator() if method.startswith("tlm") else None
-            results.add(run_method(method, space, state.measurer(), gen, **options))
-            status.update(label=f"{LABELS[method]}: measured", state="complete")
-        except Exception as err:  # e.g. a rule TVM cannot apply to this workload
-            errors[space.task.id] = f"{LABELS[method]} failed: {type(err).__name__}: {err}".splitlines()[0]
+        error = measure(method, space, **options)
+        if error:
+            errors[space.task.id] = error
             status.update(label=f"{LABELS[method]}: failed", state="error")
+        else:
+            status.update(label=f"{LABELS[method]}: measured", state="complete")
 
 
 here, whole = st.tabs(["This subgraph", "Whole model"])
@@ -117,6 +126,43 @@ with here:
 
         search_progress()
 
+    st.markdown("**Your own MetaSchedule database**")
+    st.caption(
+        "Upload the two files of a JSONDatabase from your own tuning. They are read as JSON data (64 MiB each at "
+        "most; nothing is unpickled or run); tasks are matched by workload structural hash, and the best record of "
+        "a task is re-measured here, with the numeric check."
+    )
+    ucols = st.columns(2)
+    wfile = ucols[0].file_uploader("workload.json", type=["json"], key="w_db_workload")
+    rfile = ucols[1].file_uploader("tuning_record.json", type=["json"], key="w_db_records")
+    if wfile is not None and rfile is not None and ss.get("db_files") != (wfile.file_id, rfile.file_id):
+        ss.db_files, ss.db_error, ss.user_db = (wfile.file_id, rfile.file_id), None, None
+        try:
+            directory = tempfile.mkdtemp(prefix="tlm-user-db-")
+            source = f"{wfile.name} + {rfile.name}"
+            ss.user_db = database_from_files(wfile.getvalue(), rfile.getvalue(), directory, source=source)
+        except DatabaseError as err:
+            ss.db_error = str(err)
+        except Exception as err:  # anything else TVM raises while loading: a message, not a crash
+            ss.db_error = f"could not read the database ({type(err).__name__}: {err})".splitlines()[0]
+    if wfile is None and rfile is None:
+        ss.db_error = None  # the files were removed: so is their error (a database read earlier stays)
+    if ss.get("db_error"):
+        st.error(f"Not a usable MetaSchedule database: {ss.db_error}")
+    user = ss.get("user_db")
+    if user is not None:
+        covered, missing, foreign = user.coverage(part.tasks)
+        st.write(
+            f"{user.records} records; they cover **{len(covered)} of {len(part.tasks)} tasks** of {label}"
+            + (f"; {foreign} of their workloads belong to no task of this model" if foreign else "")
+            + "."
+        )
+        if task.id in covered:
+            if st.button("Measure its schedule for this subgraph", key="cmp-database"):
+                run("database", space, database=user)
+        else:
+            st.info("The database has no record of this subgraph's task.")
+
     if task.id in errors:
         st.error(errors.pop(task.id))
     rows = results.of_task(task.id)
@@ -164,41 +210,6 @@ with here:
     else:
         st.caption("Measure two methods that write decisions (heuristic, TLM, search, a database) to diff them.")
 
-    st.subheader("Your own MetaSchedule database")
-    st.caption(
-        "Upload the two files of a JSONDatabase from your own tuning. They are read as JSON data (64 MiB each at "
-        "most; nothing is unpickled or run); tasks are matched by workload structural hash, and the best record of "
-        "a task is re-measured here, with the numeric check."
-    )
-    ucols = st.columns(2)
-    wfile = ucols[0].file_uploader("workload.json", type=["json"], key="w_db_workload")
-    rfile = ucols[1].file_uploader("tuning_record.json", type=["json"], key="w_db_records")
-    if wfile is not None and rfile is not None and ss.get("db_files") != (wfile.file_id, rfile.file_id):
-        ss.db_files, ss.db_error, ss.user_db = (wfile.file_id, rfile.file_id), None, None
-        try:
-            directory = tempfile.mkdtemp(prefix="tlm-user-db-")
-            source = f"{wfile.name} + {rfile.name}"
-            ss.user_db = database_from_files(wfile.getvalue(), rfile.getvalue(), directory, source=source)
-        except DatabaseError as err:
-            ss.db_error = str(err)
-        except Exception as err:  # anything else TVM raises while loading: a message, not a crash
-            ss.db_error = f"could not read the database ({type(err).__name__}: {err})".splitlines()[0]
-    if ss.get("db_error"):
-        st.error(f"Not a usable MetaSchedule database: {ss.db_error}")
-    user = ss.get("user_db")
-    if user is not None:
-        covered, missing, foreign = user.coverage(part.tasks)
-        st.write(
-            f"{user.records} records; they cover **{len(covered)} of {len(part.tasks)} tasks** of {label}"
-            + (f"; {foreign} of their workloads belong to no task of this model" if foreign else "")
-            + "."
-        )
-        if task.id in covered:
-            if st.button("Measure its schedule for this subgraph", key="cmp-database"):
-                run("database", space, database=user)
-        else:
-            st.info("The database has no record of this subgraph's task.")
-
 with whole:
     table, totals = task_table(part.tasks, results)
     st.caption(
@@ -207,14 +218,16 @@ with whole:
         "colour the graph by these results."
     )
     if st.button("Measure TVM default, heuristic Top-1 and TLM top-1 on every task", key="cmp-all"):
-        bar = st.progress(0.0)
+        bar, failed = st.progress(0.0), []
         for i, t in enumerate(part.tasks):
             bar.progress(i / len(part.tasks), text=f"task {i + 1}/{len(part.tasks)}: {t.name}")
             sp = state.build_space(t.id, t)
             for method in ("default", "heuristic", "tlm"):
                 if results.get(t.id, method) is None:
-                    run(method, sp)
-        bar.progress(1.0, text="done")
+                    failed += [e] if (e := measure(method, sp)) else []
+        bar.progress(1.0, text=f"{len(part.tasks)} tasks measured")
+        for error in failed:
+            st.error(error)
         table, totals = task_table(part.tasks, results)
     st.dataframe(table, hide_index=True, key="cmp-model-table")
     torch_times = ss.setdefault("pytorch_latency", {})
