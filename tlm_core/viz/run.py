@@ -89,14 +89,15 @@ def run_text(doc: dict) -> str:
     heaviest = max(doc["tasks"], key=lambda t: (t.get("kernel_latency_s") or 0) * t["weight"])
     text = (
         f"**End-to-end compilation** turns the whole of {doc['model']} into one executable: each of its {n} "
-        f"distinct fused subgraphs (tasks) gets a schedule from *{doc['label']}* ({scheduled} of {n} got one; "
-        "the rest keep TVM's naive loops), TVM rewrites every fused function of the model with its schedule, "
+        f"distinct fused subgraphs (tasks) gets a schedule from *{doc['label']}*"
+        + (f" ({scheduled} of {n} got one; the rest keep TVM's naive loops)" if scheduled < n else "")
+        + ", TVM rewrites every fused function of the model with its schedule, "
         "and `tvm.compile` builds one Relax program that the virtual machine runs call after call, weights "
         "included. A kernel that is fast alone is only half the story: the end-to-end time adds every call of "
         "every task, plus the glue between them. "
     )
-    if heaviest.get("kernel_latency_s"):
-        share = heaviest["kernel_latency_s"] * heaviest["weight"] / doc["latency_s"]
+    share = (heaviest.get("kernel_latency_s") or 0) * heaviest["weight"] / doc["latency_s"]
+    if 0 < share <= 1:  # kernels timed alone (warm caches) can add up to more than the whole run: then say nothing
         text += (
             f"Here `{heaviest['name']}` weighs most: {heaviest['weight']} call(s) of "
             f"{heaviest['kernel_latency_s'] * 1e6:,.1f} µs, about {share:.0%} of the end-to-end time. "
