@@ -49,3 +49,25 @@ def test_run_two_methods_and_see_the_table_and_the_roofline(page):
     assert ["bar:"] * 3 in figures, figures  # latency, GFLOP/s and compile time, one bar per method each
     expect(page.get_by_text("What does a roofline say? (this subgraph)")).to_be_visible()
     screenshot(page, "compare.png", 1500)
+
+
+def test_the_model_page_colours_the_graph_by_the_measured_speedup(page):
+    page.get_by_test_id("stSidebarNav").get_by_text("Model").click()
+    expect(page.get_by_text("Subgraph calls", exact=True)).to_be_visible(timeout=SLOW)
+    wait_idle(page)
+    choose(page, "Colour nodes by", "speedup vs default: heuristic")
+    wait_idle(page)
+    graph = page.locator(".js-plotly-plot").first
+    deadline = time.monotonic() + 60
+    while True:  # the re-drawn figure: a colour bar, and the measured subgraph's calls coloured, the rest grey
+        colours = graph.evaluate(
+            "gd => gd.data.filter(d => d.customdata).flatMap(d => d.marker.color)"
+            ".concat(gd.data.some(d => d.marker && d.marker.showscale) ? ['scale'] : [])"
+        )
+        if "scale" in colours:
+            break
+        assert time.monotonic() < deadline, "the graph was not re-coloured"
+        page.wait_for_timeout(500)
+    measured = [c for c in colours if c not in ("scale", "#c8c8c8")]
+    assert 1 <= len(measured) < len(colours) - 1  # only the calls of the one measured task
+    screenshot(page, "model-overlay.png", 1250)

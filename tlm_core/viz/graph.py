@@ -111,6 +111,7 @@ def graph_figure(
                 y=[pos[n][1] for n in nodes],
                 mode="markers",
                 name=kind,
+                showlegend=values is None,  # with an overlay, colour means the value, not the kind
                 customdata=nodes,
                 marker={
                     "size": [16 if n == selected else 11 for n in nodes],
