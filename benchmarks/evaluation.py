@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -187,7 +188,8 @@ def main() -> None:
         for model, task, space in tasks:
             base = {"model": model, "task": task.id, "name": task.name, "weight": task.weight, "flops": task.flops}
             todo = [(m, f"model:{key}") for m, (_, key) in models.items()] + [("random", "random")]
-            todo.append(("search", f"search:{cfg['search_trials']}"))
+            if cfg["search_trials"]:  # 0: no search (the CI test; tests/test_baselines_search tests it)
+                todo.append(("search", f"search:{cfg['search_trials']}"))
             for method, row_key in todo:
                 if ev.done(task.id, row_key):
                     continue
@@ -232,7 +234,7 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
     keys = _keys(models, cfg)
     tlm_rows = [r for r in ev.rows if r["method"] == keys["tlm"] and r["task"] in {t.id for _, t, _ in tasks}]
     summary = {
-        "checkpoints": {m: {"path": str(p), "key": k} for m, (p, k) in models.items()},
+        "checkpoints": {m: {"path": os.path.relpath(p), "key": k} for m, (p, k) in models.items()},
         "config": cfg,
         "tasks": len(table),
         "valid": sum(r["valid"] for r in tlm_rows),
