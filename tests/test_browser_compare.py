@@ -48,7 +48,7 @@ def test_run_two_methods_and_see_the_table_and_the_roofline(page):
     assert "scatter:TVM default (no tuning)" in roofline and "scatter:Roller-style heuristic, Top-1" in roofline
     assert ["bar:"] * 3 in figures, figures  # latency, GFLOP/s and compile time, one bar per method each
     expect(page.get_by_text("What does a roofline say? (this subgraph)")).to_be_visible()
-    screenshot(page, "compare.png", 1500)
+    screenshot(page, "compare.png", 2300)
 
 
 def test_the_model_page_colours_the_graph_by_the_measured_speedup(page):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -115,13 +113,15 @@ def roofline_figure(ceilings: Ceilings, points: list[RooflinePoint], nominal_gfl
                        marker={"size": 12, "color": COLORS.get(p.method, "#333")},
                        hovertemplate=f"{p.label}<br>%{{y:.2f}} GFLOP/s, {p.fraction:.0%} of the roof<extra></extra>")
         )  # fmt: skip
-    fig.add_annotation(x=math.log10(hi), y=math.log10(ceilings.peak_gflops), xanchor="right", yanchor="bottom",
-                       text=f"compute: {ceilings.peak_gflops:.1f} GFLOP/s (numpy GEMM)", showarrow=False)  # fmt: skip
-    fig.add_annotation(x=math.log10(lo), y=math.log10(ceilings.roof(lo)), xanchor="left", yanchor="bottom",
-                       text=f"memory: {ceilings.bandwidth_gbs:.1f} GB/s (copy)", showarrow=False)  # fmt: skip
     fig.update_xaxes(type="log", title_text="arithmetic intensity (FLOP per byte of inputs + outputs)")
     fig.update_yaxes(type="log", title_text="GFLOP/s")
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10}, legend={"orientation": "h"})
+    fig.update_layout(
+        height=460,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        title={"text": f"measured: {ceilings.peak_gflops:.1f} GFLOP/s (numpy GEMM), {ceilings.bandwidth_gbs:.1f} GB/s "
+                       f"(copy); the roofs meet at {ceilings.ridge:.1f} FLOP/B", "font": {"size": 13}},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom"},
+    )  # fmt: skip
     return fig
 
 
