@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import sample_models
+from tlm_core.compile.schedules import DATABASE_MAX_BYTES
 from tlm_core.frontend import LoadedModel, load_model, load_model_bytes
 from tlm_core.generator import Generator
 from tlm_core.measure import Measurer
@@ -16,6 +17,8 @@ from tlm_core.model import default_checkpoint
 from tlm_core.partition import Partition, Task, partition
 from tlm_core.space import Space, SpaceBuilder
 from tlm_core.target import host_target
+
+DATABASE_MIB = DATABASE_MAX_BYTES // 1024**2  # per uploaded JSONDatabase file; the upload widgets show it
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

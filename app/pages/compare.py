@@ -5,6 +5,7 @@ import tempfile
 
 import state
 import streamlit as st
+from state import DATABASE_MIB as DB_MIB
 
 from tlm_core.baselines.hardware import Hardware
 from tlm_core.compare import (
@@ -133,8 +134,8 @@ with here:
         "a task is re-measured here, with the numeric check."
     )
     ucols = st.columns(2)
-    wfile = ucols[0].file_uploader("workload.json", type=["json"], key="w_db_workload")
-    rfile = ucols[1].file_uploader("tuning_record.json", type=["json"], key="w_db_records")
+    wfile = ucols[0].file_uploader("workload.json", type=["json"], key="w_db_workload", max_upload_size=DB_MIB)
+    rfile = ucols[1].file_uploader("tuning_record.json", type=["json"], key="w_db_records", max_upload_size=DB_MIB)
     if wfile is not None and rfile is not None and ss.get("db_files") != (wfile.file_id, rfile.file_id):
         ss.db_files, ss.db_error, ss.user_db = (wfile.file_id, rfile.file_id), None, None
         try:

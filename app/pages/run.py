@@ -6,6 +6,7 @@ import time
 
 import state
 import streamlit as st
+from state import DATABASE_MIB as DB_MIB
 
 from tlm_core.compile import (
     DATABASE_MAX_BYTES,
@@ -64,8 +65,8 @@ with right:
         st.caption(f"A MetaSchedule JSONDatabase (e.g. from your own tuning, or the `database/` of a bundle): "
                    f"both files, up to {DATABASE_MAX_BYTES // 1024**2} MiB each. Read as JSON data only.")  # fmt: skip
         c1, c2 = st.columns(2)
-        workload = c1.file_uploader("workload.json", type=["json"], key="run_workload")
-        records = c2.file_uploader("tuning_record.json", type=["json"], key="run_records")
+        workload = c1.file_uploader("workload.json", type=["json"], key="run_workload", max_upload_size=DB_MIB)
+        records = c2.file_uploader("tuning_record.json", type=["json"], key="run_records", max_upload_size=DB_MIB)
         if workload is not None and records is not None:
             key = (workload.file_id, records.file_id)
             if ss.get("run_db_key") != key:  # check and load each upload once
