@@ -262,7 +262,9 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         f"random: {cfg['k']} distinct uniformly random legal programs (seeded). search: "
         f"{cfg['search_trials']} trials of Ansor-style evolutionary search (MetaSchedule) on the task alone, "
         "not the issue's 512 (this 2-core machine's time); search_s is its wall time.",
-        "Shared, loaded 2-core machine (other jobs measuring and training at the same time): latencies are noisy.",
+        "Shared, loaded 2-core machine (other jobs measuring and training at the same time): latencies are noisy. "
+        "A task's methods are measured back to back, so they share that moment's load; a resumed run (or a new "
+        "checkpoint's rows added to old ones) mixes moments: compare such rows with care.",
     ]
     columns = ["model", "task", "gflop", "calls", "tlm_top1_ms", "tlm_best10_ms", "random_top1_ms",
                "random_best10_ms", "search_ms", "pre_top1_ms", "pre_best10_ms", "tlm_gen_s", "tlm_compile_s",
