@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import state
 import streamlit as st
 
+from tlm_core.frontend import LoadedModel
 from tlm_core.measure import MeasureResult
+from tlm_core.partition import Partition, Task
 from tlm_core.space import Replayed, Sketch
 from tlm_core.viz.space import decision_labels, replay_with
+
+
+def subgraph_header(title: str) -> tuple[str, LoadedModel, Partition, int, Task]:
+    """A subgraph page's title, the current model and subgraph (label, model, partition, graph node, task), and a
+    link back to the Model page to pick another."""
+    st.title(title)
+    label, model, part = state.current_model()
+    node = state.current_subgraph(label, part)
+    d = part.graph.nodes[node]
+    task = part.task(d["task"])
+    st.markdown(f"**{label}** · #{node} `{d['func']}` ({' + '.join(d['ops'])}) · task `{task.id}` × {task.weight}")
+    st.page_link("pages/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
+    return label, model, part, node, task
 
 
 def decision_editor(sketch: Sketch, prefix: str, columns: int = 3) -> Replayed:

@@ -98,6 +98,15 @@ def wait_idle(page, timeout: int = SLOW) -> None:
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout)
 
 
+def upload(page, label: str, path: Path) -> None:
+    """Put a file into the Streamlit file uploader labelled `label`, and wait until it shows and the run it starts
+    has finished (a second upload sent during that re-run can be lost)."""
+    region = page.get_by_role("region", name=label, exact=True)
+    region.locator("input[type=file]").set_input_files(str(path))
+    expect(region.get_by_test_id("stFileChipName")).to_have_text(path.name)
+    wait_idle(page)
+
+
 def value(page, label: str) -> str:
     """What a Streamlit selectbox shows (its combobox input's value)."""
     return selectbox(page, label).locator("input").input_value()

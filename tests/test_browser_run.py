@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import zipfile
 
-from tests.browser import SLOW, expect, screenshot, wait_idle
+from tests.browser import SLOW, expect, screenshot, upload, wait_idle
 
 
 def test_open_run_from_the_sidebar(page):
@@ -40,14 +40,13 @@ def test_the_bundle_reproduces_the_run_from_its_database(page, tmp_path):
     with zipfile.ZipFile(download.value.path()) as z:
         z.extractall(tmp_path)
     page.get_by_text("Your MetaSchedule database (JSONDatabase files)").click()
-    uploads = page.locator("input[type=file]")
-    expect(uploads).to_have_count(2)
+    expect(page.locator("input[type=file]")).to_have_count(2)
     bad = tmp_path / "bad.json"
     bad.write_text("this is not a database\n")
-    uploads.nth(0).set_input_files(str(bad))
-    uploads.nth(1).set_input_files(str(tmp_path / "database" / "tuning_record.json"))
+    upload(page, "workload.json", bad)
+    upload(page, "tuning_record.json", tmp_path / "database" / "tuning_record.json")
     expect(page.get_by_test_id("stAlertContentError")).to_contain_text("workload.json line 1 is not JSON")
-    uploads.nth(0).set_input_files(str(tmp_path / "database" / "workload.json"))
+    upload(page, "workload.json", tmp_path / "database" / "workload.json")
     button = page.get_by_role("button", name="Compile and run with your database")
     expect(button).to_be_enabled(timeout=60_000)
     button.click()

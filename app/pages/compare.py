@@ -6,6 +6,7 @@ import tempfile
 import state
 import streamlit as st
 from state import DATABASE_MIB as DB_MIB
+from widgets import subgraph_header
 
 from tlm_core.baselines.hardware import Hardware
 from tlm_core.compare import (
@@ -31,13 +32,7 @@ from tlm_core.viz.compare import (
 )
 
 ss = st.session_state
-st.title("Compare")
-label, model, part = state.current_model()
-node = state.current_subgraph(label, part)
-d = part.graph.nodes[node]
-task = part.task(d["task"])
-st.markdown(f"**{label}** · #{node} `{d['func']}` ({' + '.join(d['ops'])}) · task `{task.id}` × {task.weight}")
-st.page_link("pages/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
+label, model, part, node, task = subgraph_header("Compare")
 
 # Session: results per (task, method) (the Model page's overlay reads them too), searches running per task.
 results: Results = ss.setdefault("compare_results", Results())

@@ -2,7 +2,7 @@
 
 import state
 import streamlit as st
-from widgets import show_measurement
+from widgets import show_measurement, subgraph_header
 
 from tlm_core.language import LanguageError
 from tlm_core.program import apply_decisions
@@ -24,13 +24,7 @@ from tlm_core.viz.sentence import (
 from tlm_core.viz.space import decision_labels
 
 ss = st.session_state
-st.title("Generate")
-label, model, part = state.current_model()
-node = state.current_subgraph(label, part)
-d = part.graph.nodes[node]
-task = part.task(d["task"])
-st.markdown(f"**{label}** · #{node} `{d['func']}` ({' + '.join(d['ops'])}) · task `{task.id}` × {task.weight}")
-st.page_link("pages/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
+label, model, part, node, task = subgraph_header("Generate")
 with st.status("Building the schedule space and loading the TLM (the first time takes ~20 s) ...") as status:
     space = state.build_space(task.id, task)
     gen = state.generator()

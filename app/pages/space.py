@@ -2,7 +2,7 @@
 
 import state
 import streamlit as st
-from widgets import decision_editor, reset_decisions, show_measurement
+from widgets import decision_editor, reset_decisions, show_measurement, subgraph_header
 
 from tlm_core.program import InvalidDecisions, apply_decisions
 from tlm_core.viz import teach
@@ -17,13 +17,7 @@ from tlm_core.viz.space import (
 )
 
 ss = st.session_state
-st.title("Schedule space")
-label, model, part = state.current_model()
-node = state.current_subgraph(label, part)
-d = part.graph.nodes[node]
-task = part.task(d["task"])
-st.markdown(f"**{label}** · #{node} `{d['func']}` ({' + '.join(d['ops'])}) · task `{task.id}` × {task.weight}")
-st.page_link("pages/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
+label, model, part, node, task = subgraph_header("Schedule space")
 st.page_link("pages/generate.py", label="Let the TLM write this schedule", icon=":material/auto_awesome:")
 with st.status("Building the schedule space (the first one in a process takes ~20 s) ...") as status:
     space = state.build_space(task.id, task)
