@@ -209,6 +209,19 @@ def test_searcher_hook_runs_once_per_task(tmp_path, tasks, measurer, space_build
 
 
 @pytest.mark.slow
+def test_best_of_search_stores_re_measured_search_programs(tmp_path, tasks, measurer, space_builder):
+    from tlm_core.dataset.search import best_of_search
+
+    result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder, searcher=best_of_search(top=2),
+                           search_trials=8)  # fmt: skip
+    found = read_records(tmp_path / "search")
+    assert result.searched == len(found) == 2 and all(r.ok and r.task_id == tasks[0].id for r in found)
+    assert len({program_key(r.trace) for r in found}) == 2  # the search's 2 best distinct programs
+    rows = [r for r in export_rows(tmp_path, builder=space_builder) if r["source"] == "search"]
+    assert len(rows) == 2 and all(r["decisions"] for r in rows)  # fine-tuning reads them like random ones
+
+
+@pytest.mark.slow
 def test_cli_collect_a_tiny_sample(tmp_path, capsys, monkeypatch):
     from tlm_core.cli import main
 

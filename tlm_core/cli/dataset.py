@@ -42,6 +42,11 @@ def cmd_collect(args: argparse.Namespace) -> None:
         host, port, key = parse_rpc(args.rpc)
         measurer = RPCMeasurer(host, port, key, target, parallel=args.rpc_parallel, repeat=args.repeat)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    searcher = None
+    if args.search_trials > 0:
+        from tlm_core.dataset.search import best_of_search
+
+        searcher = best_of_search()
     with _stop_on_sigterm():
         directory, stats = collect(
             args.models,
@@ -55,11 +60,13 @@ def cmd_collect(args: argparse.Namespace) -> None:
             top_k=args.top_k,
             max_programs=args.max_programs,
             quiet=args.quiet,
+            searcher=searcher,
+            search_trials=args.search_trials,
         )
     doc = {"directory": str(directory), **stats.to_dict()}
     text = (
         f"{directory}: {stats.measured} new programs ({stats.failed} failed), {stats.remeasured} re-measured, "
-        f"{stats.duplicates} duplicates skipped, {stats.per_minute:.0f} programs/min"
+        f"{stats.duplicates} duplicates skipped, {stats.searched} from searches, {stats.per_minute:.0f} programs/min"
         + (f", skipped tasks: {', '.join(stats.skipped_tasks)}" if stats.skipped_tasks else "")
     )
     emit(args, doc, text)
@@ -129,6 +136,9 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--top-k", type=int, default=4, help="fastest programs per task re-measured (4)")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--max-programs", type=int, help="stop after this many new programs")
+    sp.add_argument("--search-trials", type=int, default=0,
+                    help="after the random stages, an Ansor-style search of N trials per task; its 4 best programs, "
+                    "re-measured, become strong fine-tuning targets (0: no search)")  # fmt: skip
     sp = add(dsub, "stats", cmd_stats, "counts of a collection (live or packed)", model=False)
     sp.add_argument("directory", help="a target directory (e.g. data/collect/cpu-znver5) or a collection root")
     sp = add(dsub, "export", cmd_export, "one row per distinct program: task, sketch, decisions, latency",

@@ -249,34 +249,7 @@ def run_method(
 
 def match_trace(space: Space, trace: Any) -> tuple[int, list[Decision]] | None:
     """(sketch index, decisions) of the space that give the same program as a whole trace (a search's or a
-    database's), or None. A search's traces name and order their instructions differently from our sketches,
-    so, when the instructions do not match exactly, each sketch is tried with the trace's decisions in order
-    and kept only if it rebuilds a structurally equal program."""
-    from tvm_ffi.structural import structural_equal
+    database's), or None (see tlm_core.dataset.traces.SketchMatcher)."""
+    from tlm_core.dataset.traces import SketchMatcher, trace_json
 
-    from tlm_core.compile.schedules import Schedule, scheduled_module
-    from tlm_core.dataset.traces import POSTPROC_MARK, SketchMatcher, trace_json
-    from tlm_core.program import InvalidDecisions, apply_decisions
-    from tlm_core.space import TILE
-
-    as_json = trace_json(trace)
-    exact = SketchMatcher(space).match(as_json)
-    if exact is not None:
-        return exact
-    insts = as_json[0]
-    end = next((i for i, inst in enumerate(insts) if inst[0] == POSTPROC_MARK), len(insts))
-    values = [d for i, d in sorted(as_json[1], key=lambda x: x[0]) if i < end]
-    target = None
-    for sketch in space.sketches:
-        if len(sketch.points) != len(values):
-            continue
-        try:
-            decisions = [tuple(v) if p.kind == TILE else int(v) for p, v in zip(sketch.points, values, strict=True)]
-            program = apply_decisions(space, sketch.index, decisions)
-        except (InvalidDecisions, TypeError, ValueError):
-            continue
-        if target is None:
-            target = scheduled_module(space.task, Schedule(space.task.id, "trace", trace))
-        if structural_equal(program.mod, target):
-            return sketch.index, list(program.decisions)
-    return None
+    return SketchMatcher(space).match(trace_json(trace))

@@ -3,6 +3,8 @@
 A record stores MetaSchedule's trace JSON: [instructions, [[instruction index, decision], ...]], where the
 instructions are the sketch's followed by "EnterPostproc" and the postprocessors'. The sketch is the one
 whose instructions are exactly that prefix; the decision vector is read at its points' instruction indices.
+A search's (or a user's database's) traces name and order their instructions differently: then each sketch is
+tried with the trace's decisions in order and kept only if it rebuilds a structurally equal program.
 """
 
 from __future__ import annotations
@@ -58,7 +60,10 @@ class SketchMatcher:
         self._prefixes = [dumps(trace_json(s.trace, remove_postproc=True)[0]) for s in space.sketches]
 
     def match(self, trace: list) -> tuple[int, list[Decision]] | None:
-        """None when no sketch of the space has the trace's instructions (a foreign or empty trace)."""
+        """None when no sketch of the space gives the trace's program (a foreign or empty trace)."""
+        return self._exact(trace) or self._rebuilt(trace)
+
+    def _exact(self, trace: list) -> tuple[int, list[Decision]] | None:
         prefix = dumps(sketch_prefix(trace))
         if prefix not in self._prefixes:
             return None
@@ -71,6 +76,36 @@ class SketchMatcher:
                 return None
             decisions.append(tuple(int(x) for x in value) if point.kind == TILE else int(value))
         return index, decisions
+
+    def _rebuilt(self, trace: list) -> tuple[int, list[Decision]] | None:
+        from tvm.s_tir import Schedule
+        from tvm_ffi.structural import structural_equal
+
+        from tlm_core.program import InvalidDecisions, apply_decisions
+
+        end = len(sketch_prefix(trace))
+        values = [d for i, d in sorted(trace[1], key=lambda x: x[0]) if i < end]
+        if not values:  # an untuned record: no decision vector to learn
+            return None
+        target = None
+        for sketch in self.space.sketches:
+            if len(sketch.points) != len(values):
+                continue
+            try:
+                decisions = [tuple(v) if p.kind == TILE else int(v) for p, v in zip(sketch.points, values, strict=True)]
+                program = apply_decisions(self.space, sketch.index, decisions)
+            except (InvalidDecisions, TypeError, ValueError):
+                continue
+            if target is None:
+                try:
+                    sch = Schedule(self.space.task.mod)
+                    Trace.apply_json_to_schedule(trace, sch)
+                    target = sch.mod
+                except Exception:  # a trace that does not apply to this task at all
+                    return None
+            if structural_equal(program.mod, target):
+                return sketch.index, list(program.decisions)
+        return None
 
 
 def decisions_to_json(decisions: list[Decision]) -> list:
