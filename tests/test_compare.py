@@ -182,7 +182,11 @@ def test_a_tiny_search_row_has_its_convergence_and_decisions(space_builder, meas
     curve = row.extra["convergence"]
     best = [c["best_latency"] for c in curve if c["best_latency"] is not None]
     assert best == sorted(best, reverse=True) and best[-1] == row.latency
-    assert row.decisions is not None and apply_decisions(space, row.sketch_index, row.decisions)
+    assert row.trace
+    # MetaSchedule's MutateParallel (2% of its CPU mutations) changes a parallel extent, which no decision of our
+    # space writes: such a best program has no decision vector. Every other one maps back to its decisions.
+    if row.decisions is not None:
+        assert apply_decisions(space, row.sketch_index, row.decisions)
 
 
 def test_figures_and_tables_of_measured_results(matmul):

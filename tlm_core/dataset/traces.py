@@ -4,7 +4,8 @@ A record stores MetaSchedule's trace JSON: [instructions, [[instruction index, d
 instructions are the sketch's followed by "EnterPostproc" and the postprocessors'. The sketch is the one
 whose instructions are exactly that prefix; the decision vector is read at its points' instruction indices.
 A search's (or a user's database's) traces name and order their instructions differently: then each sketch is
-tried with the trace's decisions in order and kept only if it rebuilds a structurally equal program.
+tried with the trace's decisions in order and kept only if it rebuilds a structurally equal program. A program
+that MetaSchedule's MutateParallel changed (a parallel extent, not a sampling decision) is outside the space.
 """
 
 from __future__ import annotations
