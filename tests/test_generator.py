@@ -162,6 +162,26 @@ def test_fast_forward_matches_transformers():
         assert torch.allclose(fast.feed(ids[a:b]), ref[b - 1], atol=1e-4)
 
 
+def test_forked_streams_are_independent():
+    import torch
+
+    from tlm_core.generator.lm import TokenStream
+
+    model = new_model(preset("tiny"), seed=5)
+    ids = torch.randint(4, len(token_ids()), (100,), generator=torch.Generator().manual_seed(1)).tolist()
+    with torch.no_grad():
+        ref_a = model(input_ids=torch.tensor([ids[:90]])).logits[0, -1]
+        ref_b = model(input_ids=torch.tensor([ids[:80] + ids[90:100]])).logits[0, -1]
+    base = TokenStream(model, prefill_threads=2)
+    base.push(ids[:80])
+    a, b = base.fork(), base.fork()
+    a.push(ids[80:90])
+    b.push(ids[90:100])
+    assert torch.allclose(b.logits(), ref_b, atol=1e-4)
+    assert torch.allclose(a.logits(), ref_a, atol=1e-4)
+    assert a.length == b.length == 90
+
+
 def test_generation_without_the_fast_path_is_the_same(workload_spaces, monkeypatch):
     from tlm_core.generator import lm
 
@@ -172,3 +192,6 @@ def test_generation_without_the_fast_path_is_the_same(workload_spaces, monkeypat
     slow = gen.greedy(space)
     assert slow.sentence.text == fast.sentence.text
     assert slow.logprob == pytest.approx(fast.logprob, abs=1e-3)
+    samples = gen.sample(space, 3, seed=2)  # forked prompt streams, through transformers' cache
+    monkeypatch.undo()
+    assert [g.key for g in gen.sample(space, 3, seed=2)] == [g.key for g in samples]

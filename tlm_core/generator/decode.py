@@ -19,6 +19,13 @@ from .record import Generation, Step
 from .trie import Node, point_trie, sketch_trie
 
 
+def prompt_stream(model, prompt: Prompt, prefill_threads: int | None = None) -> TokenStream:
+    """A token stream holding the prompt (fed lazily, at the first choice)."""
+    stream = TokenStream(model, prefill_threads)
+    stream.push(encode_ids(prompt.tokens))
+    return stream
+
+
 @dataclass
 class Policy:
     temperature: float = 0.0  # 0: greedy
@@ -33,14 +40,15 @@ def decode_one(
     policy: Policy,
     forced: dict[int, Decision] | None = None,
     sketch_index: int | None = None,
+    stream: TokenStream | None = None,
 ) -> Generation:
     """One generation. `forced` maps decision indices to values the model must take (checked for legality:
-    ValueError when illegal); `sketch_index` forces the sketch."""
+    ValueError when illegal); `sketch_index` forces the sketch; `stream` holds the prompt already (see
+    prompt_stream; fork one to decode several times after a single pass over the prompt)."""
     start = time.perf_counter()
     forced = forced or {}
     vocab_size = len(token_ids())
-    stream = TokenStream(model)
-    stream.push(encode_ids(prompt.tokens))
+    stream = stream or prompt_stream(model, prompt)
     steps: list[Step] = []
     logprob = [0.0]
 

@@ -45,6 +45,15 @@ class FastGPT2:
         self.length = 0
         self.max_length = cfg.n_positions
 
+    def fork(self) -> FastGPT2:
+        """An independent copy of this state (e.g. after the prompt, shared by several samples)."""
+        other = object.__new__(FastGPT2)
+        other.__dict__.update(self.__dict__)
+        other.k, other.v = torch.empty_like(self.k), torch.empty_like(self.v)
+        other.k[:, :, : self.length] = self.k[:, :, : self.length]
+        other.v[:, :, : self.length] = self.v[:, :, : self.length]
+        return other
+
     @torch.inference_mode()
     def feed(self, ids: list[int]) -> torch.Tensor:
         n, start = len(ids), self.length

@@ -15,19 +15,24 @@ from pathlib import Path
 
 import torch
 
-from ..language import make_prompt
+from ..language import Prompt, make_prompt
 from ..space import Decision, Space
 from .beam import beam_search
-from .decode import Policy, decode_one
-from .lm import torch_threads
+from .decode import Policy, decode_one, prompt_stream
+from .lm import TokenStream, torch_threads
 from .record import Generation
 
 
 class Generator:
-    def __init__(self, model, threads: int | None = 1) -> None:
-        """threads: torch intra-op threads while generating (None: leave torch's setting alone)."""
+    def __init__(self, model, threads: int | None = 1, prefill_threads: int | None = 2) -> None:
+        """threads: torch intra-op threads while generating (None: leave torch's setting alone);
+        prefill_threads: for the prompt, the one long feed, whose matmuls do split well over cores."""
         self.model = model.eval()
         self.threads = threads
+        self.prefill_threads = prefill_threads
+
+    def _stream(self, prompt: Prompt) -> TokenStream:
+        return prompt_stream(self.model, prompt, self.prefill_threads)
 
     @classmethod
     def from_checkpoint(cls, directory: str | Path) -> Generator:
@@ -38,7 +43,9 @@ class Generator:
     def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
         """The most likely token at every step: the same input always gives the same output."""
         with torch_threads(self.threads):
-            return decode_one(self.model, space, make_prompt(space), Policy(), sketch_index=sketch_index)
+            prompt = make_prompt(space)
+            stream = self._stream(prompt)
+            return decode_one(self.model, space, prompt, Policy(), sketch_index=sketch_index, stream=stream)
 
     def sample(
         self,
@@ -55,8 +62,9 @@ class Generator:
         policy = Policy(max(temperature, 1e-6), top_k, torch.Generator().manual_seed(seed))
         found: dict[tuple, Generation] = {}
         with torch_threads(self.threads):
+            base = self._stream(prompt)  # one pass over the prompt, forked for every sample
             for _ in range(max_attempts or 4 * k):
-                g = decode_one(self.model, space, prompt, policy)
+                g = decode_one(self.model, space, prompt, policy, stream=base.fork())
                 g.method = "sample"
                 found.setdefault(g.key, g)
                 if len(found) == k:
@@ -88,4 +96,5 @@ class Generator:
     def force(self, space: Space, forced: dict[int, Decision], sketch_index: int | None = None) -> Generation:
         """Greedy decoding with some decisions fixed by the caller (any subset, by decision index)."""
         with torch_threads(self.threads):
-            return decode_one(self.model, space, make_prompt(space), Policy(), forced, sketch_index)
+            prompt = make_prompt(space)
+            return decode_one(self.model, space, prompt, Policy(), forced, sketch_index, self._stream(prompt))

@@ -7,6 +7,7 @@ logits, on everything queued at once. So a sentence costs one forward pass per c
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from .fast import FastGPT2, supports
 from .record import Step
 
 TOP = 5  # tokens listed per step
+PREFILL_MIN = 64  # tokens fed at once (the prompt) from which a matmul is big enough to split over threads
 
 
 @contextlib.contextmanager
@@ -36,14 +38,27 @@ def torch_threads(n: int | None) -> Iterator[None]:
 
 
 class TokenStream:
-    def __init__(self, model) -> None:
+    def __init__(self, model, prefill_threads: int | None = None) -> None:
+        """prefill_threads: torch threads for feeds of >= PREFILL_MIN tokens (None: the caller's setting)."""
         self.model = model
+        self.prefill_threads = prefill_threads
         self.fast = FastGPT2(model) if supports(model) else None  # same logits, far less overhead per call
         self.past = None  # transformers' KV cache (when the fast path does not apply)
         self.pending: list[int] = []  # queued, not yet fed
         self.length = 0  # tokens in the sentence so far (fed + pending)
         self.model_seconds = 0.0
         self._logits: torch.Tensor | None = None
+
+    def fork(self) -> TokenStream:
+        """An independent stream with everything fed so far (prompt caching for several decodings)."""
+        self.logits()
+        other = copy.copy(self)
+        other.pending, other.model_seconds = [], 0.0
+        if self.fast is not None:
+            other.fast = self.fast.fork()
+        # transformers' cache objects are updated in place: forking one is a deep copy
+        other.past = copy.deepcopy(self.past)
+        return other
 
     def push(self, ids: list[int]) -> None:
         self.pending += ids
@@ -54,13 +69,14 @@ class TokenStream:
         """Next-token logits after everything pushed (runs the model on the queued tokens)."""
         if self.pending or self._logits is None:
             start = time.perf_counter()
-            if self.fast is not None:
-                self._logits = self.fast.feed(self.pending).float()
-            else:
-                ids = torch.tensor([self.pending], dtype=torch.long)
-                out = self.model(input_ids=ids, cache=self.past, use_cache=True, logits_to_keep=1)
-                self.past = out.cache
-                self._logits = out.logits[0, -1].float()
+            with torch_threads(self.prefill_threads if len(self.pending) >= PREFILL_MIN else None):
+                if self.fast is not None:
+                    self._logits = self.fast.feed(self.pending).float()
+                else:
+                    ids = torch.tensor([self.pending], dtype=torch.long)
+                    out = self.model(input_ids=ids, cache=self.past, use_cache=True, logits_to_keep=1)
+                    self.past = out.cache
+                    self._logits = out.logits[0, -1].float()
             self.pending = []
             self.model_seconds += time.perf_counter() - start
         return self._logits

@@ -37,7 +37,7 @@ class Generation:
     sentence: Sentence
     steps: list[Step] = field(repr=False)
     logprob: float  # sum of the chosen tokens' masked log-probabilities (temperature 1)
-    seconds: float  # wall time of this generation (replay included)
+    seconds: float  # wall time of this generation (replay included; a sample forked from a shared prompt: after it)
     model_seconds: float  # of which forward passes of the model
     method: str = "greedy"  # greedy | sample | beam | override
 
