@@ -24,10 +24,11 @@ def test_merged_programs_prefer_remeasured_and_merge_runs():
         row("t", [3], [4.0, 4.0, 4.0]),  # the same program, measured again elsewhere: merged
         row("t", [4], []),  # failed: left out
         row("u", [], [1.0]),  # no decisions: nothing to learn
+        {**row("t", [5], [3.5]), "source": "search"},  # a searcher's program: re-measured before it was stored
     ]
     (best,) = merged_programs(rows).values()
-    assert [p["decisions"] for p in best] == [[2], [3], [1]]
-    assert best[1]["records"] == 2 and best[1]["latency"] == 4.0
+    assert [p["decisions"] for p in best] == [[2], [5], [3], [1]]
+    assert best[2]["records"] == 2 and best[2]["latency"] == 4.0
 
 
 @pytest.fixture(scope="module")

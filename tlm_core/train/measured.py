@@ -3,8 +3,9 @@ the generate -> measure rounds (data/cpu-znver5-rounds/round<N>), all in tlm_cor
 
 Per task, the `top` best distinct programs become sentences. The same program measured in several places
 (a round re-measuring one the collection had) is one program: its run times are merged, the latency is the
-median of all of them. Re-measured programs (more than one record) rank before single measurements: on
-this noisy shared machine a single 5-repeat latency is often a lucky one.
+median of all of them. Re-measured programs (more than one record, or a searcher's program, measured again
+before it was stored) rank before single measurements: on this noisy shared machine a single 5-repeat
+latency is often a lucky one.
 """
 
 from __future__ import annotations
@@ -46,8 +47,14 @@ def merged_programs(rows: Iterable[dict]) -> dict[str, list[dict]]:
     for task_id, programs in by_task.items():
         for p in programs.values():
             p["latency"] = statistics.median(p["runs"])
-        out[task_id] = sorted(programs.values(), key=lambda p: (p["records"] == 1, p["latency"]))
+        out[task_id] = sorted(programs.values(), key=lambda p: (not remeasured(p), p["latency"]))
     return out
+
+
+def remeasured(program: dict) -> bool:
+    """Measured more than once: re-measured records, or a searcher's program (collect measures its best
+    again before storing them)."""
+    return program["records"] > 1 or program.get("source") == "search"
 
 
 def decisions_of(space: Space, row: dict) -> list[Decision]:
