@@ -1,8 +1,9 @@
 """Sample models end to end, per method, against PyTorch eager on the same inputs.
 
-For each model: TVM default (untuned), Roller-style heuristic (Top-1 per task), the TLM (top-1 per task) and,
-with a budget, Ansor-style evolutionary search (MetaSchedule implementation): end-to-end latency (median of
-repeats, Relax VM), total compile time (schedule spaces, generation or search, tvm.compile), max error vs PyTorch.
+For each model: PyTorch's torch.compile, TVM default (untuned), Roller-style heuristic (Top-1 per task), the TLM
+(top-1 per task) and, with a budget, Ansor-style evolutionary search (MetaSchedule implementation): end-to-end
+latency (median of repeats, Relax VM), total compile time (schedule spaces, generation or search, tvm.compile),
+max error vs PyTorch.
 
     .venv/bin/python benchmarks/models.py            # every tiny sample, search 20 trials per task
     .venv/bin/python benchmarks/models.py --quick    # bert-tiny and resnet50-tiny, no search
@@ -13,6 +14,7 @@ Writes benchmarks/results/models[-quick].json and .md.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from pathlib import Path
 
@@ -35,9 +37,15 @@ def bench(
     row: dict = {"model": name, "tasks": len(part.tasks)}
     methods = ["default", "heuristic"] + ["tlm"] * (generator is not None) + ["search"] * (trials_per_task > 0)
     methods = [m for m in methods if not only or m in only]
+    ok = True
+    if not only or "torch_compile" in only:
+        # before TVM runs: PyTorch's threads degrade while TVM's thread pool still holds the cores
+        tc = C.torch_compile_run(model, repeat=repeat)
+        row["torch_compile_ms"], row["torch_compile_compile_s"] = ms(tc.latency), tc.compile_s
+        row["torch_compile_max_err"], ok = tc.max_abs_error, tc.ok
+        print(f"  torch.compile: {row['torch_compile_ms']:.3f} ms, ok {tc.ok}", file=sys.stderr, flush=True)
     if {"heuristic", "tlm"} & set(methods):
         builder.build(part.tasks[0])  # TVM's one-off start-up (tens of seconds) is charged to no method
-    ok = True
     for method in methods:
         # the library's one path for a whole model, as `tlm compile` takes it (search: a budget per task)
         run = C.compile_and_run(model, part, target, method, space_of=builder.build, generator=generator,
@@ -50,7 +58,11 @@ def bench(
         row[f"{method}_max_err"] = report.max_abs_error
         ok = ok and report.ok
         print(f"  {method}: {row[f'{method}_ms']:.3f} ms, ok {report.ok}", file=sys.stderr, flush=True)
-    for method in methods:
+    if "pytorch_ms" not in row:  # torch.compile alone: time eager here
+        from tlm_core.compile import pytorch_latencies
+
+        row["pytorch_ms"] = ms(statistics.median(pytorch_latencies(model, model.random_inputs(0), repeat)))
+    for method in methods + ["torch_compile"] * ("torch_compile_ms" in row):
         row[f"{method}_vs_pytorch"] = row["pytorch_ms"] / row[f"{method}_ms"]  # > 1: faster than PyTorch
     row["ok"] = ok
     return row
@@ -64,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=None, help="search trials per task (0: no search)")
     p.add_argument("--models", nargs="*", help="sample names (default: every tiny sample)")
     p.add_argument("--repeat", type=int, default=10)
-    p.add_argument("--methods", nargs="*", help="default, heuristic, tlm, search (default: all that apply)")
+    p.add_argument("--methods", nargs="*", help="torch_compile, default, heuristic, tlm, search (default: all)")
     args = p.parse_args(argv)
     trials = args.trials if args.trials is not None else (0 if args.quick else 20)
     names = args.models or (QUICK if args.quick else [n for n, s in sample_models.SAMPLES.items() if s.tiny])
@@ -82,16 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"{name} ...", file=sys.stderr, flush=True)
         rows.append(bench(name, trials, builder, target, args.repeat, args.methods, generator))
-    methods = ["default", "heuristic", "tlm"] + (["search"] if trials else [])
+    methods = ["torch_compile", "default", "heuristic", "tlm"] + (["search"] if trials else [])
     methods = [m for m in methods if not args.methods or m in args.methods]
     cols = ["model", "tasks", "pytorch_ms"] + [f"{m}_ms" for m in methods]
     cols += [f"{m}_vs_pytorch" for m in methods] + [f"{m}_compile_s" for m in methods] + ["ok"]
     notes = [
         "*_ms: end-to-end latency, median of the repeats (Relax VM; PyTorch eager on the same inputs).",
+        "torch_compile: PyTorch's torch.compile (Inductor, default mode), checked against eager; its compile_s is"
+        " the first call (Inductor generating and building its C++ kernels).",
         "*_vs_pytorch: PyTorch latency / method latency (> 1 is faster than PyTorch).",
         "*_compile_s: schedule spaces and generation (or search, with its measurements) plus tvm.compile.",
         "tlm: the shipped TLM's greedy schedule for every task (top-1, no measurement).",
-        "ok: every method's output matched PyTorch.",
+        "ok: every method's output matched PyTorch eager.",
     ]
     if trials:
         notes.append(f"search: Ansor-style evolutionary search, MetaSchedule implementation, {trials} trials per task.")

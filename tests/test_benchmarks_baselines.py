@@ -36,3 +36,10 @@ def test_models_quick_one_model_one_method(results):
     assert models.main(["--quick", "--models", "bert-tiny", "--repeat", "2", "--methods", "default"]) == 0
     (row,) = json.loads((results / "models-quick.json").read_text())["rows"]
     assert row["ok"] and row["default_ms"] > 0 and row["pytorch_ms"] > 0 and row["default_vs_pytorch"] > 0
+
+
+def test_models_torch_compile_row(results):
+    assert models.main(["--quick", "--models", "bert-tiny", "--repeat", "2", "--methods", "torch_compile"]) == 0
+    (row,) = json.loads((results / "models-quick.json").read_text())["rows"]
+    assert row["ok"] and row["torch_compile_ms"] > 0 and row["torch_compile_compile_s"] > 0
+    assert row["torch_compile_vs_pytorch"] == row["pytorch_ms"] / row["torch_compile_ms"]

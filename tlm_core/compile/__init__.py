@@ -10,7 +10,7 @@ data = bundle_zip(run)                                 # TVMScript, traces, reco
 from tlm_core.compile.build import Compiled, compile_model, schedules_database
 from tlm_core.compile.bundle import bundle_zip
 from tlm_core.compile.pipeline import BackgroundJob, ModelRun, cli_command, compile_and_run, method_label
-from tlm_core.compile.run import RunReport, pytorch_latencies, run_model
+from tlm_core.compile.run import RunReport, TorchCompileReport, pytorch_latencies, run_model, torch_compile_run
 from tlm_core.compile.schedules import (
     DATABASE_MAX_BYTES,
     METHODS,
@@ -56,5 +56,7 @@ __all__ = [
     "schedules_database",
     "schedules_for",
     "search_schedules",
+    "torch_compile_run",
+    "TorchCompileReport",
     "tlm_schedules",
 ]

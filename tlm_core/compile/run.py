@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -69,19 +70,65 @@ def run_model(
 
 
 def pytorch_latencies(
-    model: LoadedModel, inputs: list[np.ndarray], repeat: int = 10, min_repeat_ms: float = 5.0
+    model: LoadedModel,
+    inputs: list[np.ndarray],
+    repeat: int = 10,
+    min_repeat_ms: float = 5.0,
+    run: Callable[[list[np.ndarray]], object] | None = None,
 ) -> list[float]:
-    """PyTorch eager (the reference) on the same inputs, timed as TVM's time_evaluator times the compiled
-    model: after two warm-up runs, `repeat` means over enough runs to last at least min_repeat_ms each."""
-    assert model.reference is not None
-    model.reference(inputs)  # the first run pays PyTorch's one-off set-up
+    """PyTorch eager (the reference, or `run`) on the same inputs, timed as TVM's time_evaluator times the
+    compiled model: after two warm-up runs, `repeat` means over enough runs to last at least min_repeat_ms each."""
+    run = run or model.reference
+    assert run is not None
+    run(inputs)  # the first run pays PyTorch's one-off set-up
     start = time.perf_counter()
-    model.reference(inputs)
+    run(inputs)
     number = max(1, int(min_repeat_ms / 1e3 / max(time.perf_counter() - start, 1e-6)))
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         for _ in range(number):
-            model.reference(inputs)
+            run(inputs)
         times.append((time.perf_counter() - start) / number)
     return times
+
+
+@dataclass
+class TorchCompileReport:
+    latency: float  # median over `repeat` timed runs, seconds
+    latencies: list[float]
+    compile_s: float  # torch.compile's first call (Inductor generates and builds its C++ kernels)
+    max_abs_error: float  # vs PyTorch eager on the same inputs
+    ok: bool
+
+
+def torch_compile_run(model: LoadedModel, repeat: int = 10, seed: int = 0) -> TorchCompileReport:
+    """torch.compile (Inductor, default mode) of the model's PyTorch module: checked against eager, timed like
+    eager. ValueError for a model without a PyTorch module (ONNX, TVMScript)."""
+    import torch
+
+    if model.torch_module is None or model.reference is None:
+        raise ValueError(f"{model.name} has no PyTorch module to torch.compile (source: {model.source})")
+    compiled = torch.compile(model.torch_module)
+
+    def run(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        with torch.no_grad():
+            out = compiled(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        return [o.detach().numpy() for o in outs if isinstance(o, torch.Tensor)]
+
+    inputs = model.random_inputs(seed)
+    start = time.perf_counter()
+    outs = run(inputs)
+    compile_s = time.perf_counter() - start
+    refs = model.reference(inputs)
+    ok, max_abs = len(outs) == len(refs), 0.0
+    for out, ref in zip(outs, refs, strict=False):
+        if out.shape != ref.shape:
+            ok, max_abs = False, float("inf")
+            break
+        a, r = errors(out, ref)
+        max_abs = max(max_abs, a)
+        ok = ok and r <= max(tolerance(str(ref.dtype)), 1e-3) * 10  # as run_model checks TVM's whole model
+    latencies = pytorch_latencies(model, inputs, repeat, run=run)
+    return TorchCompileReport(statistics.median(latencies), latencies, compile_s, max_abs, ok)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import tvm
@@ -30,6 +31,8 @@ class LoadedModel:
     inputs: list[InputSpec]
     # Runs the original model (PyTorch / ONNX) on numpy inputs; None where there is nothing to run.
     reference: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
+    # The torch.nn.Module behind a PyTorch reference (for torch.compile); None for other sources.
+    torch_module: Any = None
     # How many times each call of the graph really runs, by call index, where the loaded graph stands for a
     # bigger one (LLaMA-7B keeps one decoder layer of 32); calls not listed run once.
     call_repeats: dict[int, int] = field(default_factory=dict)

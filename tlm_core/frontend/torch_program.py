@@ -78,4 +78,4 @@ def import_exported(
         outs = out if isinstance(out, (tuple, list)) else [out]
         return [o.detach().numpy() for o in outs if isinstance(o, torch.Tensor)]
 
-    return LoadedModel(name=name, source=source, mod=mod, inputs=inputs, reference=reference)
+    return LoadedModel(name=name, source=source, mod=mod, inputs=inputs, reference=reference, torch_module=module)
