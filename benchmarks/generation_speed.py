@@ -81,6 +81,7 @@ def main() -> None:
         "cpu": host_cpu(),
         "machine": platform.machine(),
         "threads": gen.threads,
+        "prefill_threads": gen.prefill_threads,
         "tasks": len(rows),
         "median_total_ms": statistics.median(totals),
         "median_model_ms": statistics.median(models),
@@ -97,7 +98,8 @@ def main() -> None:
         "# Greedy generation time per subgraph",
         "",
         f"Checkpoint `{source}` ({summary['parameters']:,} parameters), CPU {summary['cpu']}, "
-        f"{summary['threads']} torch thread, {summary['date']}. Median of {args.repeat} runs per task, "
+        f"{summary['threads']} torch thread ({summary['prefill_threads']} for the prompt's one long feed), "
+        f"{summary['date']}. Median of {args.repeat} runs per task, "
         "tasks with decisions only. `model` = the model's forward passes; `replay` = the rest (TVM replaying "
         "the sketch to list the legal choices, masking, bookkeeping). Target: <= 50 ms per subgraph.",
         "",
