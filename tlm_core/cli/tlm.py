@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -96,12 +97,21 @@ def _settings(args: argparse.Namespace):
                          seed=args.seed, threads=args.threads)  # fmt: skip
 
 
+def _other_rank(args: argparse.Namespace) -> bool:
+    """A torchrun process other than rank 0: it trains quietly, rank 0 reports (and writes the files)."""
+    other = int(os.environ.get("RANK", "0")) > 0
+    args.quiet = args.quiet or other
+    return other
+
+
 def cmd_pretrain(args: argparse.Namespace) -> None:
     from tlm_core.model import preset
     from tlm_core.train import pretrain
 
+    other = _other_rank(args)
     info = pretrain(args.corpus, args.out, _settings(args), preset(args.preset), quiet=args.quiet)
-    emit(args, info, f"pre-trained to step {info['step']}, loss {info['loss']:.4f}: {args.out}")
+    if not other:
+        emit(args, info, f"pre-trained to step {info['step']}, loss {info['loss']:.4f}: {args.out}")
 
 
 def cmd_finetune(args: argparse.Namespace) -> None:
@@ -113,11 +123,14 @@ def cmd_finetune(args: argparse.Namespace) -> None:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    other = _other_rank(args)
     examples, summary = measured_examples(args.data, args.top, log=log)
     if not examples:
         raise ValueError(f"no successfully measured programs with decisions in {', '.join(args.data)}")
     log(f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)")
     info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
+    if other:
+        return
     (Path(args.out) / "finetune_data.json").write_text(json.dumps(summary, indent=1) + "\n")
     text = f"fine-tuned on {len(examples)} programs to step {info['step']}, loss {info['loss']:.4f}: {args.out}"
     emit(args, {**info, "data": summary}, text)
@@ -139,7 +152,7 @@ def cmd_round(args: argparse.Namespace) -> None:
 def _training_options(sp: argparse.ArgumentParser, steps: int) -> None:
     sp.add_argument("--out", required=True, help="checkpoint folder (resumed when it already holds this phase)")
     sp.add_argument("--steps", type=int, default=steps)
-    sp.add_argument("--batch-size", type=int, default=16)
+    sp.add_argument("--batch-size", type=int, default=16, help="sentences per step and process")
     sp.add_argument("--lr", type=float, default=1e-3)
     sp.add_argument("--warmup", type=int, default=100)
     sp.add_argument("--save-every", type=int, default=100)
@@ -164,7 +177,15 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--steps", action="store_true", help="include every decoding step in --json output")
     sp.add_argument("--seed", type=int, default=0)
 
-    train = sub.add_parser("train", help="pre-train or fine-tune the TLM", description="pre-train or fine-tune")
+    train = sub.add_parser(
+        "train",
+        help="pre-train or fine-tune the TLM",
+        description="pre-train or fine-tune the TLM. One process trains on the CPU (CUDA when available); for "
+        "data-parallel training (one process per GPU, NCCL; or CPU processes, gloo) start pretrain or finetune "
+        "under torchrun, e.g. `torchrun --standalone --nproc_per_node 2 .venv/bin/tlm train pretrain "
+        "corpus.jsonl --out ckpt/`: each process takes --batch-size sentences per step, rank 0 writes the "
+        "checkpoint and the log.",
+    )
     tsub = train.add_subparsers(dest="train_command", required=True)
     sp = add(tsub, "corpus", cmd_corpus, "sample a pre-training corpus of random legal sentences", model=False)
     sp.add_argument("--out", required=True, help="JSON-lines file to append to")
