@@ -6,7 +6,12 @@ import random
 import numpy as np
 
 from tlm_core.cli import main
+from tlm_core.dataset import Catalog
+from tlm_core.dataset.catalog import CATALOG_FILE
+from tlm_core.dataset.collect import RANDOM_DIR
+from tlm_core.dataset.traces import SketchMatcher
 from tlm_core.generator import Generator
+from tlm_core.language import encode
 from tlm_core.measure.result import MeasureResult
 from tlm_core.model import load_checkpoint, preset, train_state
 from tlm_core.program import random_program
@@ -14,13 +19,11 @@ from tlm_core.records import RecordStore
 from tlm_core.train import (
     LOG_FILE,
     TrainSettings,
-    best_sentences,
     finetune,
-    finetune_examples,
     lm_example,
+    measured_examples,
     pretrain,
     random_sentences,
-    record_decisions,
     train,
 )
 
@@ -72,25 +75,31 @@ def test_loss_goes_down_on_a_tiny_repeated_corpus(tmp_path, workload_spaces):
     assert losses[-1] < 0.3 * losses[0], losses
 
 
-def test_finetune_on_the_best_records(tmp_path, workload_spaces):
+def test_finetune_on_the_best_records(tmp_path, workload_spaces, space_builder):
+    """A live collection of 5 measured programs and a failed one: each record maps back to the decisions that
+    produced it (SketchMatcher), the fastest become sentences, and fine-tuning learns the best one."""
     space = workload_spaces["matmul_relu_64"]
-    store = RecordStore(tmp_path / "records")
+    data = tmp_path / "data"
+    store = RecordStore(data / RANDOM_DIR)
     rng = np.random.default_rng(0)
-    programs = [random_program(space, rng) for _ in range(5)]
-    for i, p in enumerate(programs):
+    programs = [random_program(space, rng) for _ in range(6)]
+    for i, p in enumerate(programs[:5]):
         store.append(space.task, p.trace, MeasureResult(ok=True, latencies=[1e-3 * (i + 1)] * 3))
-    store.append(space.task, programs[0].trace, MeasureResult.failure("crashed"))
-    records = store.records(space.task.id)
-    for p, r in zip(programs, records, strict=False):
-        assert record_decisions(space, r) == (p.sketch_index, p.decisions)
-    best = best_sentences(space, records, top=2)
-    assert [(s.sketch_index, s.decisions) for s in best] == [(p.sketch_index, p.decisions) for p in programs[:2]]
+    store.append(space.task, programs[5].trace, MeasureResult.failure("crashed"))  # never an example
+    Catalog(data / CATALOG_FILE).add("workloads", [space.task])
+    matcher = SketchMatcher(space)
+    for p, r in zip(programs, store.records(space.task.id), strict=True):
+        assert matcher.match(r.trace) == (p.sketch_index, p.decisions)
 
-    examples = finetune_examples({space.task.id: space}, store, top=1)
-    assert len(examples) == 1
+    examples, summary = measured_examples([data], top=2, builder=space_builder, log=lambda m: None)
+    assert summary["tasks"] == 1 and summary["programs"] == 5  # the failed program is left out
+    best = [encode(space, p.sketch_index, p.decisions) for p in programs[:2]]  # the two fastest, best first
+    assert [e.ids for e in examples] == [s.ids for s in best]
+    assert [e.loss_mask for e in examples] == [s.decision_mask for s in best]
     ex = examples[0]
     first = ex.loss_mask.index(True)
     assert not any(ex.loss_mask[:first]) and sum(ex.loss_mask) < len(ex.ids) / 2  # decisions only
+    examples = examples[:1]  # the best one
 
     base = tmp_path / "pre"
     corpus = write_corpus(tmp_path / "corpus.jsonl", [space])

@@ -7,7 +7,7 @@ finetune(measured_examples(["data/cpu-znver5"])[0], "ft/", settings, init_from="
 
 from .corpus import HELD_OUT_MODELS, TRAIN_MODELS, random_sentences, read_corpus, write_corpus
 from .data import Example, batches, decision_example, lm_example
-from .finetune import best_sentences, finetune, finetune_examples, record_decisions
+from .finetune import finetune
 from .loop import LOG_FILE, TrainSettings, train
 from .measured import measured_examples, merged_programs
 from .pretrain import pretrain
@@ -20,10 +20,8 @@ __all__ = [
     "Example",
     "TrainSettings",
     "batches",
-    "best_sentences",
     "decision_example",
     "finetune",
-    "finetune_examples",
     "lm_example",
     "measured_examples",
     "merged_programs",
@@ -31,7 +29,6 @@ __all__ = [
     "pretrain",
     "random_sentences",
     "read_corpus",
-    "record_decisions",
     "run_round",
     "train",
     "write_corpus",
