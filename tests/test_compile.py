@@ -27,6 +27,7 @@ from tlm_core.compile import (
 from tlm_core.frontend import load_model
 from tlm_core.measure import MeasureResult
 from tlm_core.partition import partition
+from tlm_core.program import random_decisions
 from tlm_core.records import RecordStore
 from tlm_core.target import host_target
 
@@ -108,6 +109,63 @@ def test_tlm_top1_and_best_of_k_compile_and_match_pytorch(bert, space_builder, m
         assert structural_equal(scheduled_module(task, best[task.id]), mods[fastest[1]])
     mixed = {**top1.schedules, **best}
     assert run_model(model, compile_model(part, mixed, target), repeat=2, with_pytorch=False).ok
+
+
+class ScriptedGenerator:
+    """Stands in for the TLM: k fixed legal programs of the space, most likely first (no model to load)."""
+
+    def __init__(self, space):
+        self.asked = []
+        self.gens = [SimpleNamespace(sketch_index=0, decisions=random_decisions(space, 0, seed)) for seed in range(3)]
+
+    def generate(self, space, candidates=1):
+        self.asked.append(candidates)
+        return self.gens[:candidates]
+
+
+class ScriptedMeasurer:
+    """Returns the given results instead of building and timing anything."""
+
+    def __init__(self, results):
+        self.results, self.calls = results, 0
+
+    def measure(self, task, mods):
+        self.calls += 1
+        assert len(mods) == len(self.results)
+        return self.results
+
+
+def test_the_one_tlm_best_of_k_serves_compile_and_compare(workload_spaces):
+    from tlm_core.compare.subgraph import run_tlm, run_tlm_best_of_k
+    from tlm_core.compile.schedules import tlm_schedule
+
+    space = workload_spaces["matmul_128"]
+    task, gen = space.task, ScriptedGenerator(space)
+    fail = MeasureResult.failure("output mismatch")
+    # top-1: the greedy program, nothing measured
+    top1, choice = tlm_schedule(task, space, gen)
+    assert gen.asked == [1] and choice.results == [] and choice.best == 0 and choice.measure_s == 0
+    assert (top1.trials, top1.latency) == (0, None) and top1.seconds == choice.seconds
+    assert str(top1.trace) == str(choice.programs[0].trace)
+    with pytest.raises(ValueError, match="needs a Measurer"):
+        tlm_schedule(task, space, gen, 3)
+    # best-of-3: the fastest that passed its check wins; every latency is kept
+    slow, fast = MeasureResult(ok=True, latency=2e-3), MeasureResult(ok=True, latency=1e-3)
+    best, choice = tlm_schedule(task, space, gen, 3, ScriptedMeasurer([slow, fast, fail]))
+    assert choice.best == 1 and choice.latencies == [2e-3, 1e-3, None]
+    assert (best.trials, best.latency) == (3, 1e-3) and str(best.trace) == str(choice.programs[1].trace)
+    assert best.seconds == choice.generate_s + choice.measure_s
+    # none passed: no schedule reaches the model; compare's row shows the most likely candidate's failure
+    failed, choice = tlm_schedule(task, space, gen, 2, ScriptedMeasurer([fail, fail]))
+    assert choice.best is None and failed.trace is None and failed.latency is None
+    row = run_tlm_best_of_k(space, ScriptedMeasurer([fail, fail]), gen, k=2)
+    assert not row.ok and row.error == "output mismatch" and row.trials == 2 and row.decisions == gen.gens[0].decisions
+    # compile's top-1 never measures, even with the measurer it keeps for the kernels; compare's measures once
+    idle = ScriptedMeasurer([fast])
+    tlm_schedules(SimpleNamespace(tasks=[task]), lambda _: space, gen, 1, idle)
+    assert idle.calls == 0
+    row = run_tlm(space, idle, gen)
+    assert idle.calls == 1 and row.latency == 1e-3 and row.trials == 0
 
 
 @pytest.mark.slow

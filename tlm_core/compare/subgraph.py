@@ -8,7 +8,6 @@ measurement that reports their latency is not part of their cost.
 
 from __future__ import annotations
 
-import math
 import tempfile
 import time
 from collections.abc import Callable
@@ -136,18 +135,16 @@ def run_heuristic_top_k(space: Space, measurer: Measurer, k: int = 10) -> Method
 
 
 def run_tlm(space: Space, measurer: Measurer, generator: Any) -> MethodResult:
-    from tlm_core.program import apply_decisions
+    from tlm_core.compile.schedules import tlm_schedule
 
-    start = time.perf_counter()
-    gen = generator.greedy(space)
-    program = apply_decisions(space, gen.sketch_index, gen.decisions)
-    seconds = time.perf_counter() - start
-    (result,) = measurer.measure(space.task, [program.mod])
+    _, choice = tlm_schedule(space.task, space, generator)
+    gen, program = choice.generations[0], choice.programs[0]
+    (result,) = measurer.measure(space.task, [program.mod])  # reports its latency; not part of its cost
     return from_measurement(
         space,
         "tlm",
         result,
-        compile_s=seconds,
+        compile_s=choice.seconds,
         sketch_index=gen.sketch_index,
         decisions=list(gen.decisions),
         trace=trace_text(program.trace),
@@ -156,26 +153,22 @@ def run_tlm(space: Space, measurer: Measurer, generator: Any) -> MethodResult:
 
 def run_tlm_best_of_k(space: Space, measurer: Measurer, generator: Any, k: int = 4) -> MethodResult:
     """k distinct candidates by beam search, all measured; the fastest that passes the check."""
-    from tlm_core.program import apply_decisions
+    from tlm_core.compile.schedules import tlm_schedule
 
-    start = time.perf_counter()
-    gens = generator.generate(space, candidates=k)
-    programs = [apply_decisions(space, g.sketch_index, g.decisions) for g in gens]
-    results = measurer.measure(space.task, [p.mod for p in programs])
-    seconds = time.perf_counter() - start
-    order = sorted(range(len(results)), key=lambda i: (not results[i].ok, results[i].latency or math.inf))
-    best = order[0]
+    _, choice = tlm_schedule(space.task, space, generator, k, measurer)
+    # none passed its check: the row shows the most likely candidate and why it failed
+    best = choice.best if choice.best is not None else 0
     return from_measurement(
         space,
         "tlm-best-of-k",
-        results[best],
+        choice.results[best],
         label=f"TLM, best of {k} (beam, measured)",
-        compile_s=seconds,
-        trials=len(results),
-        sketch_index=gens[best].sketch_index,
-        decisions=list(gens[best].decisions),
-        trace=trace_text(programs[best].trace),
-        extra={"k": k, "latencies_s": [r.latency for r in results]},
+        compile_s=choice.seconds,
+        trials=len(choice.results),
+        sketch_index=choice.generations[best].sketch_index,
+        decisions=list(choice.generations[best].decisions),
+        trace=trace_text(choice.programs[best].trace),
+        extra={"k": k, "latencies_s": choice.latencies},
     )
 
 

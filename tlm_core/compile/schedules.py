@@ -14,12 +14,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tvm.s_tir import Trace
 from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
 from tlm_core.partition import Partition, Task
+
+if TYPE_CHECKING:  # hints only: the generator imports torch, which most methods never need
+    from tlm_core.generator import Generation, Generator
+    from tlm_core.measure import Measurer, MeasureResult
+    from tlm_core.program import Program
+    from tlm_core.space import Space
 
 METHODS = ("default", "heuristic", "tlm", "search", "database")  # database: a MetaSchedule JSONDatabase
 
@@ -172,22 +179,78 @@ def search_schedules(
     return out, result
 
 
-def tlm_schedules(
-    part: Partition,
-    space_of: Callable[[Task], object],
-    generator,
-    candidates: int = 1,
-    measurer=None,
-    progress: Progress | None = None,
-) -> dict[str, Schedule]:
-    """Schedules written by the TLM (a tlm_core.generator.Generator) for every task.
+@dataclass
+class TLMChoice:
+    """How tlm_schedule chose one task's program: every candidate, its measurement, the winner, the times.
 
-    candidates 1: the greedy program (top-1, no measurement). candidates k > 1: the k most likely programs
-    (beam search), each measured with `measurer`; the fastest that passed the numeric check is kept and the
-    Schedule's seconds are generation plus measurement wall time. A task none of whose candidates passed
-    stays untuned (trace None): a schedule that fails its check must never reach the model."""
+    The Compare page and `tlm compare` report all of it; a whole-model compile keeps only the Schedule."""
+
+    generations: list[Generation]  # most likely first (one, greedy, for top-1)
+    programs: list[Program]  # generations[i] applied to the space
+    results: list[MeasureResult]  # one per candidate; empty for top-1 (nothing measured)
+    best: int | None  # the chosen candidate: 0 for top-1; None when no measured candidate passed its check
+    generate_s: float  # generation and apply_decisions, seconds
+    measure_s: float = 0.0  # measuring the candidates, seconds
+
+    @property
+    def seconds(self) -> float:
+        """Time to choose the schedule: generation plus every measurement the choice needed."""
+        return self.generate_s + self.measure_s
+
+    @property
+    def latencies(self) -> list[float | None]:
+        return [r.latency for r in self.results]
+
+
+def tlm_schedule(
+    task: Task, space: Space, generator: Generator, candidates: int = 1, measurer: Measurer | None = None
+) -> tuple[Schedule, TLMChoice]:
+    """One task's schedule written by the TLM: the one best-of-k of `tlm compile` and `tlm compare`.
+
+    No measurer: top-1, the greedy program, unmeasured (candidates must be 1). With a measurer: the
+    `candidates` most likely programs (beam search; greedy when 1), each measured; the fastest that passed
+    the numeric check wins, and a task none of whose candidates passed gets trace None (untuned): a schedule
+    that fails its check must never reach the model."""
     from tlm_core.program import apply_decisions
 
+    if candidates > 1 and measurer is None:
+        raise ValueError("best-of-k needs a Measurer to pick the fastest candidate")
+    start = time.perf_counter()
+    gens = generator.generate(space, candidates=candidates)
+    # decoding is constrained, so every generation is a legal program (apply_decisions would raise if not)
+    programs = [apply_decisions(space, g.sketch_index, g.decisions) for g in gens]
+    generated = time.perf_counter()
+    if measurer is None:
+        choice = TLMChoice(gens, programs, [], 0, generated - start)
+        return Schedule(task.id, "tlm", programs[0].trace, choice.seconds), choice
+    results = measurer.measure(task, [p.mod for p in programs])
+    ok = [(r.latency, j) for j, r in enumerate(results) if r.ok and r.latency is not None]
+    best = min(ok)[1] if ok else None  # ties: the more likely candidate
+    choice = TLMChoice(gens, programs, results, best, generated - start, time.perf_counter() - generated)
+    schedule = Schedule(
+        task.id,
+        "tlm",
+        programs[best].trace if best is not None else None,
+        choice.seconds,
+        trials=len(programs),
+        latency=results[best].latency if best is not None else None,
+    )
+    return schedule, choice
+
+
+def tlm_schedules(
+    part: Partition,
+    space_of: Callable[[Task], Space],
+    generator: Generator,
+    candidates: int = 1,
+    measurer: Measurer | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Schedule]:
+    """Schedules written by the TLM (a tlm_core.generator.Generator) for every task (see tlm_schedule).
+
+    candidates 1: the greedy program (top-1, no measurement, even when a measurer is given). candidates k > 1:
+    the k most likely programs (beam search), each measured with `measurer`; the Schedule's seconds are
+    generation plus measurement wall time."""
     if candidates > 1 and measurer is None:
         raise ValueError("best-of-k needs a Measurer to pick the fastest candidate")
     out = {}
@@ -195,25 +258,9 @@ def tlm_schedules(
         if progress:
             what = "top-1" if candidates <= 1 else f"best-of-{candidates}"
             progress(i / len(part.tasks), f"TLM {what}: task {i + 1}/{len(part.tasks)} {task.name}")
-        space = space_of(task)
-        start = time.perf_counter()
-        gens = generator.generate(space, candidates=candidates)
-        # decoding is constrained, so every generation is a legal program (apply_decisions would raise if not)
-        programs = [apply_decisions(space, g.sketch_index, g.decisions) for g in gens]
-        if candidates <= 1:
-            out[task.id] = Schedule(task.id, "tlm", programs[0].trace, time.perf_counter() - start)
-            continue
-        results = measurer.measure(task, [p.mod for p in programs])
-        ok = [(r.latency, j) for j, r in enumerate(results) if r.ok and r.latency is not None]
-        best = min(ok)[1] if ok else None
-        out[task.id] = Schedule(
-            task.id,
-            "tlm",
-            programs[best].trace if best is not None else None,
-            time.perf_counter() - start,
-            trials=len(programs),
-            latency=results[best].latency if best is not None else None,
-        )
+        # the caller's measurer may be there only to time the kernels afterwards: top-1 never measures
+        choose_with = measurer if candidates > 1 else None
+        out[task.id] = tlm_schedule(task, space_of(task), generator, candidates, choose_with)[0]
     return out
 
 
