@@ -7,7 +7,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app import APP
+from tests.apptest import app_page
 
 SAMPLE = "bert-tiny"
 
@@ -24,17 +24,14 @@ def table(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
-@pytest.fixture(scope="module")
-def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.session_state["sample"] = SAMPLE
-    at.run()
-    assert not at.exception, at.exception
+def pick_matmul1(at: AppTest) -> None:
     node = next(o for o in at.selectbox(key="w_node").options if o.endswith(" matmul1"))  # a 262 kFLOP batch matmul
     at.session_state["subgraph"] = (SAMPLE, int(node.split()[0][1:]))
-    at.switch_page("pages/compare.py").run()
-    assert not at.exception, at.exception
-    return at
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    return app_page("pages/compare.py", state={"sample": SAMPLE}, before=pick_matmul1)
 
 
 def test_nothing_is_measured_at_first_and_the_roofline_is_drawn(page):

@@ -3,7 +3,8 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app import APP, metrics
+from tests.apptest import app_page
+from tests.test_app import metrics
 from tlm_core.language import token_ids
 
 
@@ -24,11 +25,7 @@ def shown(at: AppTest):
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.run()
-    at.switch_page("pages/generate.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app_page("pages/generate.py")
 
 
 def test_greedy_generation_shows_its_steps(page):

@@ -10,7 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import sample_models
-from tests.test_app import APP, metrics
+from tests.apptest import app_page
+from tests.test_app import metrics
 
 
 def button(at: AppTest, key: str):
@@ -29,11 +30,7 @@ def finish(at: AppTest, timeout: float = 600) -> None:
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.run()
-    at.switch_page("pages/run.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app_page("pages/run.py")
 
 
 def test_compile_the_default_sample_with_the_heuristic(page):
