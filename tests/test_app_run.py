@@ -56,6 +56,14 @@ def test_compile_the_default_sample_with_the_heuristic(page):
         assert doc["command"] in z.read("README.md").decode()
 
 
+def test_torch_compile_beside_the_run(page):
+    button(page, "run_tc_go").click().run()
+    assert not page.exception, page.exception
+    m = metrics(page)
+    assert m["torch.compile output"] == "passed" and m["torch.compile (median)"].endswith(" ms")
+    assert m["vs torch.compile"].endswith("×") and float(m["vs torch.compile"][:-1]) > 0
+
+
 def test_the_database_method_waits_for_both_files(page):
     page.radio(key="run_method").set_value("database").run()
     assert not page.exception, page.exception

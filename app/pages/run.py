@@ -17,6 +17,7 @@ from tlm_core.compile import (
     load_database,
     method_label,
     save_database,
+    torch_compile_run,
 )
 from tlm_core.partition import partition
 from tlm_core.target import cuda_available, host_target
@@ -167,6 +168,27 @@ if latest["ok"]:
     st.success(f"Matches PyTorch: max abs error {err:.2e}, max rel error {latest['max_rel_error']:.2e}.")
 else:
     st.error(f"Does NOT match PyTorch: max abs error {err}, max rel error {latest['max_rel_error']}.")
+if model.torch_module is not None:  # PyTorch's own compiler on the same inputs, on request (tens of seconds)
+    compiled = ss.setdefault("run_torch_compile", {})
+    if label not in compiled:
+        if st.button("Also time torch.compile (PyTorch's Inductor compiler) on the same inputs", key="run_tc_go"):
+            with st.spinner("torch.compile: Inductor generates and builds its C++ kernels ..."):
+                try:
+                    compiled[label] = torch_compile_run(model, repeat=repeat)
+                except Exception as err:  # Inductor can fail on a model: say so, keep the page
+                    compiled[label] = f"{type(err).__name__}: {str(err).strip().splitlines()[0][:300]}"
+            st.rerun()
+    elif isinstance(compiled[label], str):
+        st.error(f"torch.compile failed on {label}: {compiled[label]}")
+    else:
+        tc = compiled[label]
+        tcols = st.columns(4)
+        tcols[0].metric("torch.compile (median)", f"{tc.latency * 1e3:,.3f} ms")
+        tcols[1].metric("vs torch.compile", f"{tc.latency / latest['latency_s']:.2f}×",
+                        help="torch.compile latency / this run's latency: above 1 this run is faster")  # fmt: skip
+        tcols[2].metric("torch.compile output", "passed" if tc.ok else "FAILED",
+                        help=f"vs PyTorch eager: max abs error {tc.max_abs_error:.2e}")  # fmt: skip
+        tcols[3].metric("torch.compile compile time", f"{tc.compile_s:.1f} s", help="its first call")
 with st.expander("What does compiling the whole model mean, and why check the output? (this run)"):
     st.markdown(run_text(latest))
 
