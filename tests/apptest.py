@@ -6,13 +6,30 @@ Beside tests/browser.py, which drives the same app in a real browser.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app import APP
-
+APP = str(Path(__file__).parents[1] / "app" / "studio.py")
 TIMEOUT = 600  # s per script run: generous, as the first loads and partitions a model on a busy 2-core box
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def table(at: AppTest, column: str):
+    """The first table on the page with this column (st.dataframe without selection has no key here)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def start() -> AppTest:
+    """The app run once on its start page (the Model page)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
 
 
 def app_page(

@@ -1,24 +1,10 @@
 """The Streamlit app, driven headless with AppTest: every page on real (tiny) models."""
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import sample_models
-
-APP = str(Path(__file__).parents[1] / "app" / "studio.py")
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def start() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+from tests.apptest import app_page, metrics, start
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +83,7 @@ def test_upload_of_a_real_onnx_model_and_its_space(tiny_onnx):
 
 @pytest.fixture(scope="module")
 def space_page() -> AppTest:
-    at = start()
-    at.switch_page("pages/space.py").run()
-    assert not at.exception, at.exception
-    return at
+    return app_page("pages/space.py")
 
 
 def test_space_page_shows_the_current_subgraphs_space(space_page):

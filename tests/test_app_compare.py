@@ -7,7 +7,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app_page
+from tests.apptest import app_page, table
 
 SAMPLE = "bert-tiny"
 
@@ -17,11 +17,6 @@ def figure(at: AppTest, key: str) -> dict:
     charts = [c for c in at.get("plotly_chart") if key in str(c.proto.id)]
     assert charts, f"no chart {key}"
     return json.loads(charts[0].proto.spec)
-
-
-def table(at: AppTest, column: str):
-    """The first table on the page with this column (st.dataframe without selection has no key here)."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def pick_matmul1(at: AppTest) -> None:

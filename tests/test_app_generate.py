@@ -3,18 +3,12 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app_page
-from tests.test_app import metrics
+from tests.apptest import app_page, metrics, table
 from tlm_core.language import token_ids
 
 
 def button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
-
-
-def table(at: AppTest, column: str):
-    """The first table on the page with this column."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def shown(at: AppTest):

@@ -10,8 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import sample_models
-from tests.apptest import app_page
-from tests.test_app import metrics
+from tests.apptest import app_page, metrics
 
 
 def button(at: AppTest, key: str):
