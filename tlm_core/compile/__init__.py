@@ -17,6 +17,7 @@ from tlm_core.compile.schedules import (
     DatabaseError,
     Progress,
     Schedule,
+    TLMChoice,
     database_schedules,
     default_schedules,
     heuristic_schedules,
@@ -26,6 +27,7 @@ from tlm_core.compile.schedules import (
     scheduled_module,
     schedules_for,
     search_schedules,
+    tlm_schedule,
     tlm_schedules,
 )
 
@@ -58,5 +60,7 @@ __all__ = [
     "search_schedules",
     "torch_compile_run",
     "TorchCompileReport",
+    "tlm_schedule",
     "tlm_schedules",
+    "TLMChoice",
 ]
