@@ -234,3 +234,17 @@ def test_cli_collect_a_tiny_sample(tmp_path, capsys, monkeypatch):
     assert main([*argv, "--max-programs", "2", "--json"]) == 0  # resumes from the catalogue: no model load
     assert json.loads(capsys.readouterr().out)["measured"] == 2
     assert sum(_counts(Path(doc["directory"]))[0].values()) == 5
+
+
+def test_search_vs_random_compares_the_best_remeasured_programs():
+    from tlm_core.dataset.export import search_vs_random
+
+    random = {
+        "a": {"p1": ([], [1.0], 1), "p2": ([], [4.0, 4.0], 2)},  # the lucky single timing does not count
+        "b": {"p1": ([], [1.0], 1)},  # no re-measured program: the singles count
+        "c": {"p1": ([], [1.0, 1.0], 2)},  # never searched
+    }
+    search = {"a": {"q": ([], [2.0], 1)}, "b": {"q": ([], [4.0], 1)}}
+    doc = search_vs_random(random, search)
+    assert doc["tasks"] == 2 and doc["search_faster"] == 1
+    assert doc["random_over_search"] == pytest.approx((2.0 * 0.25) ** 0.5)

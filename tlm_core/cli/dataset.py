@@ -92,6 +92,7 @@ def cmd_stats(args: argparse.Namespace) -> None:
                 "remeasured": d["random"]["remeasured"],
                 "per task (min/median/max)": f"{min(per_task)}/{statistics.median(per_task):g}/{max(per_task)}",
                 "searched": d["search"]["programs"],
+                "search faster (tasks)": f"{d['search_vs_random']['search_faster']}/{d['search_vs_random']['tasks']}",
             }
         )
     emit(args, {"collections": docs}, table(rows, list(rows[0]) if rows else ["directory"]))

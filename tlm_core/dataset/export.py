@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import shutil
 import statistics
 from collections.abc import Iterable
@@ -151,4 +152,25 @@ def stats(directory: str | Path) -> dict:
                     per_variant[v] += len(progs)
             doc[source]["programs_per_task"] = sorted(len(p) for p in merged.values())
     doc["programs_per_variant"] = per_variant
+    doc["search_vs_random"] = search_vs_random(_merged(directory / RANDOM_DIR), _merged(directory / SEARCH_DIR))
     return doc
+
+
+def search_vs_random(random: dict, search: dict) -> dict:
+    """Are the searcher's targets better than the best random programs? Per task searched: the best random
+    latency (of the re-measured programs when there are any: a single timing is often a lucky one) over the
+    best search latency; their geometric mean (> 1: search found faster programs) and the tasks it won."""
+
+    def best(programs: dict, remeasured_only: bool) -> float | None:
+        times = [statistics.median(runs) for _, runs, n in programs.values() if runs and (n > 1 or not remeasured_only)]
+        return min(times) if times else None
+
+    ratios = []
+    for task_id, found in search.items():
+        programs = random.get(task_id, {})
+        ours = best(programs, any(n > 1 for _, _, n in programs.values()))
+        theirs = best(found, False)
+        if ours and theirs:
+            ratios.append(ours / theirs)
+    geomean = math.exp(statistics.fmean(math.log(r) for r in ratios)) if ratios else None
+    return {"tasks": len(ratios), "search_faster": sum(r > 1 for r in ratios), "random_over_search": geomean}
