@@ -125,8 +125,9 @@ with here:
     st.markdown("**Your own MetaSchedule database**")
     st.caption(
         "Upload the two files of a JSONDatabase from your own tuning. They are read as JSON data (64 MiB each at "
-        "most; nothing is unpickled or run); tasks are matched by workload structural hash, and the best record of "
-        "a task is re-measured here, with the numeric check."
+        "most; nothing is unpickled), and TVM first loads every trace in a separate helper process; tasks are "
+        "matched by workload structural hash, and the best record of a task is re-measured here, with the numeric "
+        "check."
     )
     ucols = st.columns(2)
     wfile = ucols[0].file_uploader("workload.json", type=["json"], key="w_db_workload", max_upload_size=DB_MIB)
@@ -136,7 +137,8 @@ with here:
         try:
             directory = tempfile.mkdtemp(prefix="tlm-user-db-")
             source = f"{wfile.name} + {rfile.name}"
-            ss.user_db = database_from_files(wfile.getvalue(), rfile.getvalue(), directory, source=source)
+            with st.spinner("Checking every record of the database (in a helper process) ..."):
+                ss.user_db = database_from_files(wfile.getvalue(), rfile.getvalue(), directory, source=source)
         except DatabaseError as err:
             ss.db_error = str(err)
         except Exception as err:  # anything else TVM raises while loading: a message, not a crash
@@ -146,6 +148,10 @@ with here:
     if ss.get("db_error"):
         st.error(f"Not a usable MetaSchedule database: {ss.db_error}")
     user = ss.get("user_db")
+    if user is not None and user.problems:  # plain text: the reasons quote the upload
+        st.warning(f"{len(user.problems)} left out of the database (each line says why):")
+        st.code("\n".join(user.problems[:20] + [f"... and {len(user.problems) - 20} more"] * (len(user.problems) > 20)),
+                language=None)  # fmt: skip
     if user is not None:
         covered, missing, foreign = user.coverage(part.tasks)
         st.write(

@@ -13,8 +13,8 @@ from tlm_core.compile import (
     BackgroundJob,
     DatabaseError,
     bundle_zip,
+    check_database,
     compile_and_run,
-    load_database,
     method_label,
     save_database,
     torch_compile_run,
@@ -64,21 +64,28 @@ with right:
                    "default. Every trial is built and timed, in the background: the page stays usable.")  # fmt: skip
     elif choice == "database":
         st.caption(f"A MetaSchedule JSONDatabase (e.g. from your own tuning, or the `database/` of a bundle): "
-                   f"both files, up to {DATABASE_MAX_BYTES // 1024**2} MiB each. Read as JSON data only.")  # fmt: skip
+                   f"both files, up to {DATABASE_MAX_BYTES // 1024**2} MiB each. Read as JSON data; TVM loads every "
+                   "trace in a helper process first.")  # fmt: skip
         c1, c2 = st.columns(2)
         workload = c1.file_uploader("workload.json", type=["json"], key="run_workload", max_upload_size=DB_MIB)
         records = c2.file_uploader("tuning_record.json", type=["json"], key="run_records", max_upload_size=DB_MIB)
         if workload is not None and records is not None:
             key = (workload.file_id, records.file_id)
             if ss.get("run_db_key") != key:  # check and load each upload once
-                ss.run_db_key, ss.run_db, ss.run_db_error = key, None, None
-                try:
+                ss.run_db_key, ss.run_db, ss.run_db_error, ss.run_db_problems = key, None, None, []
+                try:  # every trace is replayed in a helper process first: a hostile one cannot take the server down
                     directory = save_database(workload.getvalue(), records.getvalue(), tempfile.mkdtemp())
-                    ss.run_db = load_database(directory)
+                    with st.spinner("Checking every record of the database (in a helper process) ..."):
+                        checked = check_database(directory)
+                    ss.run_db, ss.run_db_problems = checked.db, checked.problems
                 except DatabaseError as err:
                     ss.run_db_error = str(err)
             if ss.run_db_error:
                 st.error(f"Not a usable MetaSchedule database: {ss.run_db_error}")
+            if problems := ss.get("run_db_problems"):  # plain text: the reasons quote the upload
+                st.warning(f"{len(problems)} left out of the database; tasks without a usable record stay untuned:")
+                st.code("\n".join(problems[:20] + [f"... and {len(problems) - 20} more"] * (len(problems) > 20)),
+                        language=None)  # fmt: skip
             database = ss.run_db
         if database is None:
             st.info("Upload both files to compile with them.")

@@ -138,10 +138,12 @@ def cmd_compile(args: argparse.Namespace) -> None:
     model, part, target = load_partition(args)
     method, database = args.method, None
     if method not in C.METHODS or method == "database":
-        database = Path(method)
-        if not database.exists():
+        if not Path(method).exists():
             raise ValueError(f"--method must be default, heuristic, tlm, search or a database path; got {method!r}")
-        method = "database"
+        checked = C.check_database(method)  # every trace replayed in a helper process first
+        for line in checked.problems:  # left out, with why: their tasks stay untuned
+            print(f"{method}: left out: {line}", file=sys.stderr)
+        method, database = "database", checked.db
     generator = None
     if method == "tlm":
         from tlm_core.generator import Generator

@@ -7,6 +7,7 @@ machine's roofline ceilings and, per method, the model's kernel time (latency x 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table
 
@@ -19,6 +20,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
     generator, checkpoint = load_generator(args)
     user = read_database(args.db) if args.db else None
+    for line in user.problems if user is not None else []:  # left out of the database, with why
+        print(f"{args.db}: left out: {line}", file=sys.stderr)
     model, part, target = load_partition(args)
     tasks = [part.task(args.task)] if args.task else part.tasks
     spaces = build_spaces(args, tasks, target)

@@ -1,7 +1,8 @@
 """A user's own MetaSchedule JSONDatabase (from their tuning), compared per task with the other methods.
 
 Reading and checking the files is tlm_core.compile.schedules' (save_database checks an upload as plain JSON
-data first, nothing is unpickled or executed; load_database hands it to TVM). Tasks are matched by their
+data first, nothing is unpickled or executed; check_database has TVM load every workload and trace in a helper
+process first and leaves out, with the reason, what fails, hangs or crashes there). Tasks are matched by their
 workload's structural hash (TVM's own `has_workload`); the best record of a task is re-measured here, on this
 machine, with the numeric check, and the latency the user recorded is kept beside it.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tvm.s_tir import meta_schedule as ms
@@ -21,7 +22,7 @@ from tlm_core.compile.schedules import (
     DatabaseError,
     Schedule,
     best_in_database,
-    load_database,
+    check_database,
     save_database,
     scheduled_module,
 )
@@ -38,8 +39,10 @@ __all__ = ["DatabaseError", "UserDatabase", "database_from_files", "database_res
 class UserDatabase:
     db: ms.database.Database
     workload_ids: list[str]  # task ids (structural hashes) of the workloads its records tune
-    records: int
+    records: int  # usable ones
     source: str = ""
+    problems: list[str] = field(default_factory=list)  # one line per workload or record left out, with why
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # task id -> why its records were left out
 
     def coverage(self, tasks: list[Task]) -> tuple[list[str], list[str], int]:
         """(ids of the tasks it has a record for, ids of those it lacks, its workloads matching no task)."""
@@ -50,15 +53,14 @@ class UserDatabase:
     def summary(self, tasks: list[Task]) -> dict:
         covered, missing, foreign = self.coverage(tasks)
         return {"source": self.source, "records": self.records, "covered": covered, "missing": missing,
-                "foreign_workloads": foreign}  # fmt: skip
+                "foreign_workloads": foreign, "problems": self.problems}  # fmt: skip
 
 
 def read_database(path: str | Path, source: str | None = None) -> UserDatabase:
-    """A JSONDatabase directory (or either of its files), loaded by TVM."""
-    db = load_database(path)
-    records = db.get_all_tuning_records()
-    ids = sorted({task_id(r.workload.mod) for r in records})
-    return UserDatabase(db, ids, len(records), source or str(path))
+    """A JSONDatabase directory (or either of its files): its usable records (see check_database)."""
+    checked = check_database(path)
+    ids = sorted({task_id(r.workload.mod) for r in checked.db.get_all_tuning_records()})
+    return UserDatabase(checked.db, ids, checked.records, source or str(path), checked.problems, checked.skipped)
 
 
 def database_from_files(
@@ -75,6 +77,8 @@ def database_result(space: Space, user: UserDatabase, measurer: Measurer) -> Met
         return _failed(task, "the database has no record of this task")
     start = time.perf_counter()
     trace, recorded = best_in_database(user.db, task, space.target)
+    if trace is None and task.id in user.skipped:  # its records were left out: say why
+        return _failed(task, f"no usable record of this task; {user.skipped[task.id][0]}")
     if trace is None:
         return _failed(task, "the database knows this task but has no successful record of it")
     try:
