@@ -165,6 +165,7 @@ def main() -> None:
     p.add_argument("--search-trials", type=int)
     p.add_argument("--max-gflop", type=float, help="only tasks of at most this many GFLOP per call")
     p.add_argument("--work", help="resume folder (default out/evaluation or out/evaluation-quick)")
+    p.add_argument("--results", help="results name (default evaluation or evaluation-quick)")
     args = p.parse_args()
     cfg = dict(QUICK if args.quick else FULL)
     cfg.update({k: v for k, v in {"models": args.models, "tasks": args.tasks,
@@ -172,6 +173,7 @@ def main() -> None:
                                   "max_gflop": args.max_gflop}.items() if v is not None})  # fmt: skip
     name = "evaluation-quick" if args.quick else "evaluation"
     work = Path(args.work or f"out/{name}")
+    name = args.results or name
     work.mkdir(parents=True, exist_ok=True)
 
     from tlm_core.generator import Generator
@@ -227,6 +229,7 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
                                 ("best10_vs_search", "search_ms", "tlm_best10_ms"),
                                 ("top1_vs_random", "random_top1_ms", "tlm_top1_ms"),
                                 ("best10_vs_random", "random_best10_ms", "tlm_best10_ms"),
+                                ("pre_top1_vs_search", "search_ms", "pre_top1_ms"),
                                 ("pre_best10_vs_search", "search_ms", "pre_best10_ms"),
                                 ("compile_speedup", "search_s", "tlm_compile_s")]:  # fmt: skip
             if entry[num] and entry[den]:
@@ -255,10 +258,16 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         f"Validity: {summary['valid']}/{summary['candidates']} TLM candidates applied without InvalidDecisions.",
         f"Speed ratios (geometric mean over tasks, > 1 = the TLM is faster): top-1 vs search {fmt('top1_vs_search')},"
         f" best-of-{cfg['k']} vs search {fmt('best10_vs_search')}, top-1 vs random top-1 {fmt('top1_vs_random')}, "
-        f"best-of-{cfg['k']} vs random best-of-{cfg['k']} {fmt('best10_vs_random')}; pre-trained best-of-{cfg['k']}"
-        f" vs search {fmt('pre_best10_vs_search')}. Compile time, search / TLM: {fmt('compile_speedup')}.",
-        f"tlm: greedy top-1 and best of {cfg['k']} distinct candidates (greedy + samples at temperature 1); "
-        f"tlm_compile_s = generation + measuring them. pre_*: the --pretrained checkpoint the same way.",
+        f"best-of-{cfg['k']} vs random best-of-{cfg['k']} {fmt('best10_vs_random')}; pre_* top-1 vs search "
+        f"{fmt('pre_top1_vs_search')}, best-of-{cfg['k']} vs search {fmt('pre_best10_vs_search')}. "
+        f"Compile time, search / TLM: {fmt('compile_speedup')}.",
+        f"tlm: `{summary['checkpoints']['tlm']['path']}`, greedy top-1 and best of {cfg['k']} distinct candidates "
+        f"(greedy + samples at temperature 1); tlm_compile_s = generation + measuring them. pre_*: "
+        + (
+            f"`{summary['checkpoints']['pretrained']['path']}` (--pretrained) the same way."
+            if "pretrained" in summary["checkpoints"]
+            else "no --pretrained checkpoint given."
+        ),
         f"random: {cfg['k']} distinct uniformly random legal programs (seeded). search: "
         f"{cfg['search_trials']} trials of Ansor-style evolutionary search (MetaSchedule) on the task alone, "
         "not the issue's 512 (this 2-core machine's time); search_s is its wall time.",
