@@ -58,7 +58,7 @@ def test_schedule_space_change_a_decision_and_measure(page):
     before = scheduled.inner_text()
     # a tile decision with more than two legal choices: pick one that is not the current choice
     tiles = page.get_by_test_id("stSelectbox").filter(has_text="tile of loop")
-    expect(tiles.first).to_be_visible(timeout=SLOW)  # the decision editor renders after the Measure button
+    expect(tiles.first).to_be_visible(timeout=60_000)  # the decision editor renders after the Measure button
     for i in range(tiles.count()):
         box = tiles.nth(i)
         box.click()
