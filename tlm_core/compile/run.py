@@ -37,6 +37,19 @@ def _flatten(out: object) -> list[np.ndarray]:
     return [out.numpy()] if hasattr(out, "numpy") else []
 
 
+def compare_outputs(outs: list[np.ndarray], refs: list[np.ndarray]) -> tuple[float, float, bool]:
+    """Max abs and rel error of a whole model's outputs against the reference's, and whether they match
+    (whole models: 10x a kernel's margin); inf errors on a shape mismatch."""
+    max_abs, max_rel, ok = 0.0, 0.0, True
+    for out, ref in zip(outs, refs, strict=False):
+        if out.shape != ref.shape:
+            return float("inf"), float("inf"), False
+        a, r = errors(out, ref)
+        max_abs, max_rel = max(max_abs, a), max(max_rel, r)
+        ok = ok and r <= max(tolerance(str(ref.dtype)), 1e-3) * 10
+    return max_abs, max_rel, ok
+
+
 def run_model(
     model: LoadedModel, compiled: Compiled, repeat: int = 10, seed: int = 0, with_pytorch: bool = True
 ) -> RunReport:
@@ -54,15 +67,8 @@ def run_model(
     ok = True
     if model.reference is not None:
         refs = model.reference(inputs)
-        max_abs, max_rel = 0.0, 0.0
-        for out, ref in zip(outs, refs, strict=False):
-            if out.shape != ref.shape:
-                max_abs = max_rel = float("inf")
-                break
-            a, r = errors(out, ref)
-            max_abs, max_rel = max(max_abs, a), max(max_rel, r)
-            ok = ok and r <= max(tolerance(str(ref.dtype)), 1e-3) * 10  # whole models: 10x a kernel's margin
-        ok = ok and len(outs) >= len(refs) and max_rel != float("inf")
+        max_abs, max_rel, ok = compare_outputs(outs, refs)
+        ok = ok and len(outs) >= len(refs)
     timer = vm.time_evaluator("main", dev, number=1, repeat=repeat, min_repeat_ms=5)
     latencies = [float(t) for t in timer(*args).results]
     torch_latency = statistics.median(torch_times) if torch_times else None
@@ -122,13 +128,7 @@ def torch_compile_run(model: LoadedModel, repeat: int = 10, seed: int = 0) -> To
     outs = run(inputs)
     compile_s = time.perf_counter() - start
     refs = model.reference(inputs)
-    ok, max_abs = len(outs) == len(refs), 0.0
-    for out, ref in zip(outs, refs, strict=False):
-        if out.shape != ref.shape:
-            ok, max_abs = False, float("inf")
-            break
-        a, r = errors(out, ref)
-        max_abs = max(max_abs, a)
-        ok = ok and r <= max(tolerance(str(ref.dtype)), 1e-3) * 10  # as run_model checks TVM's whole model
+    max_abs, _, ok = compare_outputs(outs, refs)
+    ok = ok and len(outs) == len(refs)
     latencies = pytorch_latencies(model, inputs, repeat, run=run)
     return TorchCompileReport(statistics.median(latencies), latencies, compile_s, max_abs, ok)
