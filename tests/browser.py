@@ -126,10 +126,15 @@ def screenshot(page, name: str, height: int) -> None:
 
 def graph_points(page) -> dict[int, tuple[int, int]]:
     """Graph node -> (trace, point index) in the figure as Plotly has drawn it now."""
-    rows = page.locator(".js-plotly-plot").first.evaluate(
-        "gd => gd._fullData.flatMap((d, t) => (d.customdata || []).map((n, i) => [n, t, i]))"
-    )
-    return {int(n): (t, i) for n, t, i in rows}
+    graph = page.locator(".js-plotly-plot").first
+    for _ in range(120):  # while Plotly re-renders, the figure has no _fullData yet
+        rows = graph.evaluate(
+            "gd => (gd._fullData || []).flatMap((d, t) => (d.customdata || []).map((n, i) => [n, t, i]))"
+        )
+        if rows:
+            return {int(n): (t, i) for n, t, i in rows}
+        page.wait_for_timeout(250)
+    pytest.fail("the graph figure was never drawn (no Plotly data after 30 s)")
 
 
 def wait_for_graph(page, current: str) -> None:
@@ -140,7 +145,7 @@ def wait_for_graph(page, current: str) -> None:
     deadline = time.monotonic() + 60
     while True:
         drawn = graph.evaluate(
-            "gd => gd.data.flatMap(d => (d.customdata || [])"
+            "gd => (gd.data || []).flatMap(d => (d.customdata || [])"
             ".map((n, i) => d.marker.size[i] === 16 ? d.hovertext[i] : '')).filter(h => h)"
         )
         if len(drawn) == 1 and drawn[0].startswith(f"<b>{current}</b>"):

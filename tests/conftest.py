@@ -88,3 +88,19 @@ def pytest_collection_modifyitems(config, items):
     """Browser tests (test_browser*.py) first: the rest of the suite leaves workers and load behind that made the
     real-mouse graph click miss (seen only after the whole suite, never when the browser tests ran alone)."""
     items.sort(key=lambda item: 0 if item.path.name.startswith("test_browser") else 1)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test leaves a full-page screenshot, out/screenshots/failed-<test>.png, to see why."""
+    report = yield
+    page = item.funcargs.get("page") if hasattr(item, "funcargs") else None
+    if report.failed and call.when == "call" and page is not None:
+        from tests.browser import SHOTS
+
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        try:
+            page.screenshot(path=str(SHOTS / f"failed-{item.name}.png"), full_page=True)
+        except Exception as err:  # the page may be gone; the failure itself is what matters
+            report.sections.append(("screenshot", f"no screenshot: {err}"))
+    return report

@@ -59,18 +59,22 @@ def test_schedule_space_change_a_decision_and_measure(page):
     # a tile decision with more than two legal choices: pick one that is not the current choice
     tiles = page.get_by_test_id("stSelectbox").filter(has_text="tile of loop")
     expect(tiles.first).to_be_visible(timeout=60_000)  # the decision editor renders after the Measure button
+    seen = []
     for i in range(tiles.count()):
         box = tiles.nth(i)
         box.click()
+        expect(page.get_by_role("option").first).to_be_visible()  # the list opens after the click returns
         options = page.get_by_role("option").all_inner_texts()
         current = box.locator("input").input_value()
+        seen.append((box.inner_text().splitlines()[0], current, options[:5]))
         if len(options) > 2:
             new = next(t.strip() for t in options if t.strip() != current)
             page.get_by_role("option", name=new, exact=True).click()
             break
         page.keyboard.press("Escape")
     else:
-        pytest.fail("no tile decision with more than two legal choices")
+        screenshot(page, "space-failed.png", 2300)
+        pytest.fail(f"{func}: no tile decision with more than two legal choices among {seen}")
     wait_idle(page)
     expect(box.locator("input")).to_have_value(new)
     expect(page.get_by_test_id("stCode").filter(has_text="T.parallel").first).not_to_have_text(before)

@@ -194,6 +194,31 @@ def test_bundle_database_reproduces_the_same_schedules(bert, space_builder, meas
     assert reproduced.ok
 
 
+class _CrashOn:
+    """The session Measurer, except that one task's scheduled kernel "crashes its worker" (a crash itself is
+    caught by the Measurer, tests/test_measure.py; here: what compile_and_run does with the failure)."""
+
+    def __init__(self, measurer, task_id: str) -> None:
+        self.measurer, self.task_id = measurer, task_id
+
+    def measure(self, task, mods):
+        if task.id == self.task_id and not structural_equal(mods[0], task.mod):
+            return [MeasureResult.failure("worker crashed (signal 11) while running")]
+        return self.measurer.measure(task, mods)
+
+
+@pytest.mark.slow
+def test_a_kernel_that_fails_alone_is_left_out_of_the_model(bert, space_builder, measurer):
+    model, part = bert
+    bad = part.tasks[0].id
+    run = compile_and_run(model, part, host_target(), "heuristic", space_of=space_builder.build, repeat=2,
+                          measure_kernels=True, measurer=_CrashOn(measurer, bad))  # fmt: skip
+    assert run.schedules[bad].trace is None and "signal 11" in run.schedules[bad].dropped
+    assert run.compiled.scheduled == len(part.tasks) - 1 and run.report.ok  # the rest still run, and match
+    row = next(r for r in run.task_rows() if r["id"] == bad)
+    assert row["method"] == "default" and row["dropped"] and not row["kernel_ok"]
+
+
 def test_bundle_needs_measured_kernels():
     run = ModelRun("m", "default", "TVM default", "tlm compile m", None, None, {}, None, None, 0.0)
     with pytest.raises(ValueError, match="measure each task's kernel"):

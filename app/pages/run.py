@@ -175,6 +175,9 @@ if latest["ok"]:
     st.success(f"Matches PyTorch: max abs error {err:.2e}, max rel error {latest['max_rel_error']:.2e}.")
 else:
     st.error(f"Does NOT match PyTorch: max abs error {err}, max rel error {latest['max_rel_error']}.")
+if dropped := [t for t in latest["tasks"] if t.get("dropped")]:
+    st.warning(f"{len(dropped)} task(s) run untuned: their {latest['label']} kernel failed when built and run alone "
+               "(in a measuring worker), so it was left out of the model. See the per-task table.")  # fmt: skip
 if model.torch_module is not None:  # PyTorch's own compiler on the same inputs, on request (tens of seconds)
     compiled = ss.setdefault("run_torch_compile", {})
     if label not in compiled:

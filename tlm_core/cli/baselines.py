@@ -159,11 +159,16 @@ def cmd_compile(args: argparse.Namespace) -> None:
             print(f"{message} ...", file=sys.stderr, flush=True)
 
     store = _store(args)
-    needs_measurer = method == "search" or (method == "tlm" and args.candidates > 1)
+    # a database's kernels are built and run alone in measuring workers first: one that crashes is left out
+    kernels = method == "database"
+    needs_measurer = method == "search" or (method == "tlm" and args.candidates > 1) or kernels
     with _measurer(target, args) if needs_measurer else contextlib.nullcontext() as m:
         run = C.compile_and_run(model, part, target, method, generator=generator, candidates=args.candidates,
                                 trials=args.trials, measurer=m, store=store, database=database, repeat=args.repeat,
-                                progress=progress)  # fmt: skip
+                                measure_kernels=kernels, progress=progress)  # fmt: skip
+    for s in run.schedules.values():
+        if s.dropped:
+            print(f"task {s.task_id}: left out, runs untuned: {s.dropped}", file=sys.stderr)
     doc = run.to_dict()
     report = run.report
     text = (

@@ -68,7 +68,8 @@ class ModelRun:
         for t in self.part.tasks:
             s = self.schedules[t.id]
             row = {"id": t.id, "name": t.name, "weight": t.weight, "method": s.method if s.trace is not None else
-                   "default", "latency_s": s.latency, "compile_s": s.seconds, "trials": s.trials}  # fmt: skip
+                   "default", "latency_s": s.latency, "compile_s": s.seconds, "trials": s.trials,
+                   "dropped": s.dropped}  # fmt: skip
             if self.kernels is not None:
                 k = self.kernels[t.id]
                 row.update(kernel_latency_s=k.latency, kernel_ok=k.ok, kernel_error=k.error)
@@ -127,7 +128,7 @@ def compile_and_run(
 
     needs_spaces = method in ("heuristic", "tlm")
     needs_measurer = method == "search" or (method == "tlm" and candidates > 1) or measure_kernels
-    steps = ["spaces"] * needs_spaces + ["schedules", "compile", "run"] + ["kernels"] * measure_kernels
+    steps = ["spaces"] * needs_spaces + ["schedules"] + ["kernels"] * measure_kernels + ["compile", "run"]
 
     def reporter(step: str) -> Progress:
         def report(fraction: float, message: str) -> None:
@@ -156,13 +157,13 @@ def compile_and_run(
             schedules = schedules_for(method, part, target, space_of, generator=generator, candidates=candidates,
                                       trials=trials, measurer=measurer, store=store, database=database,
                                       progress=reporter("schedules"))  # fmt: skip
+        kernels = None
+        if measure_kernels:  # first, in workers: a kernel that fails alone is left out of the model
+            kernels = measure_schedules(part, schedules, measurer, reporter("kernels"))
         reporter("compile")(0.0, "compiling the model (applying the schedules, tvm.compile)")
         compiled = compile_model(part, schedules, target)
         reporter("run")(0.0, f"running, checking against PyTorch and timing ({repeat} repeats)")
         report = run_model(model, compiled, repeat=repeat)
-        kernels = None
-        if measure_kernels:
-            kernels = measure_schedules(part, schedules, measurer, reporter("kernels"))
         if progress:
             progress(1.0, "done")
     finally:

@@ -45,6 +45,7 @@ class Schedule:
     seconds: float = 0.0  # time to produce it (generation, or search including measurements)
     trials: int = 0  # programs measured to find it
     latency: float | None = None  # the kernel's measured latency when known, seconds
+    dropped: str = ""  # why the method's schedule was left out (its kernel failed alone); the task runs untuned
 
 
 def default_schedules(part: Partition) -> dict[str, Schedule]:
@@ -427,8 +428,11 @@ def scheduled_module(task: Task, schedule: Schedule):
 def measure_schedules(
     part: Partition, schedules: dict[str, Schedule], measurer, progress: Progress | None = None
 ) -> dict[str, object]:
-    """Measure each task's kernel alone (built, checked against the untuned reference, timed): task id ->
-    MeasureResult. Schedules without a latency get the measured one when their check passed."""
+    """Measure each task's kernel alone in the Measurer's worker processes (built, checked against the untuned
+    reference, timed): task id -> MeasureResult. Schedules without a latency get the measured one when their
+    check passed; a scheduled kernel that fails (build error, crash, hang, wrong output) is replaced by the
+    untuned task with the reason in `dropped`, so the whole model is built only from kernels that worked alone
+    (a hostile database trace that crashes LLVM or the kernel costs a worker, not the caller's process)."""
     out = {}
     for i, task in enumerate(part.tasks):
         if progress:
@@ -436,6 +440,9 @@ def measure_schedules(
         sched = schedules[task.id]
         (result,) = measurer.measure(task, [scheduled_module(task, sched)])
         out[task.id] = result
-        if sched.latency is None and result.ok:
+        if result.ok and sched.latency is None:
             sched.latency = result.latency
+        elif not result.ok and sched.trace is not None:
+            reason = f"its {sched.method} kernel failed alone: {result.error}"
+            schedules[task.id] = Schedule(task.id, sched.method, None, sched.seconds, sched.trials, dropped=reason)
     return out

@@ -41,6 +41,9 @@ TRAIN_VARIANTS: tuple[Variant, ...] = (
     *(_v("resnet50", 1, s) for s in (224, 192, 160, 128)),
     *(_v("bert", 1, s) for s in (64, 128, 256)),
     *(_v("gpt2", 1, s) for s in (64, 128, 256)),
+    # added in the fourth round: small shapes, cheap to measure (7x7 down to 3x3 maps, 32-token sequences)
+    *(_v("resnet50", 1, s) for s in (112, 96)),
+    *(_v(f, 1, 32) for f in ("bert", "gpt2")),
 )
 
 

@@ -73,14 +73,20 @@ def task_rows(doc: dict) -> list[dict]:
                 "calls": t["weight"],
                 "method": t["method"],
                 "kernel latency (µs)": kernel * 1e6 if kernel is not None else None,
-                "kernel check": ("passed" if t["kernel_ok"] else f"failed: {t['kernel_error']}")
-                if "kernel_ok" in t
-                else None,
+                "kernel check": _kernel_check(t),
                 "compile (s)": t["compile_s"],
                 "trials": t["trials"],
             }
         )
     return rows
+
+
+def _kernel_check(t: dict) -> str | None:
+    if t.get("dropped"):
+        return f"left out, runs untuned: {t['dropped']}"
+    if "kernel_ok" not in t:
+        return None
+    return "passed" if t["kernel_ok"] else f"failed: {t['kernel_error']}"
 
 
 def run_text(doc: dict) -> str:
