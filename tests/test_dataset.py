@@ -51,7 +51,7 @@ def test_variants():
     names = [v.name for v in variants_for(None)]
     assert "resnet50-b1-160" in names and "bert-s256" in names and "gpt2-s64" in names
     assert not any(n.startswith(("mobilenet", "efficientnet", "llama")) for n in names)  # held out
-    assert [v.name for v in variants_for(["bert"])] == ["bert-s64", "bert-s128", "bert-s256"]
+    assert [v.name for v in variants_for(["bert"])] == ["bert-s64", "bert-s128", "bert-s256", "bert-s32"]
     assert variants_for(["mobilenetv2-tiny"])[0].family == "mobilenetv2-tiny"  # a sample, as it is
 
 
