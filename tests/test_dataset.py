@@ -13,6 +13,7 @@ import pytest
 from workloads import add_64, matmul_relu_64, softmax_64
 
 from tlm_core.dataset import (
+    Source,
     collect_tasks,
     export_rows,
     pack,
@@ -201,19 +202,34 @@ def test_searcher_hook_runs_once_per_task(tmp_path, tasks, measurer, space_build
         return [(p.trace, r) for p, r in zip(programs, m.measure(task, [p.mod for p in programs]), strict=True)]
 
     for _ in range(2):
-        result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder, searcher=searcher,
-                               search_trials=2)  # fmt: skip
+        result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
+                               sources=(Source("search", searcher, 2),))  # fmt: skip
     assert calls == [tasks[0].id] and result.searched == 0  # the second run found the search done
     assert len(read_records(tmp_path / "search")) == 2
     assert {r["source"] for r in export_rows(tmp_path, builder=space_builder)} == {"random", "search"}
+
+
+def test_heuristic_top_stores_its_candidates_and_measures_the_best_again(tmp_path, tasks, measurer, space_builder):
+    from tlm_core.dataset.search import heuristic_top
+
+    result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
+                           sources=(Source("heuristic", heuristic_top(top=2), 4),))  # fmt: skip
+    found = read_records(tmp_path / "heuristic")
+    per_program: dict[str, int] = {}
+    for r in found:
+        per_program[program_key(r.trace)] = per_program.get(program_key(r.trace), 0) + 1
+    assert result.searched == len(found) and all(r.task_id == tasks[0].id for r in found)
+    assert sorted(per_program.values()).count(2) == 2  # the 2 fastest, measured twice
+    rows = [r for r in export_rows(tmp_path, builder=space_builder) if r["source"] == "heuristic"]
+    assert rows and all(r["decisions"] for r in rows) and sum(r["records"] == 2 for r in rows) == 2
 
 
 @pytest.mark.slow
 def test_best_of_search_stores_re_measured_search_programs(tmp_path, tasks, measurer, space_builder):
     from tlm_core.dataset.search import best_of_search
 
-    result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder, searcher=best_of_search(top=2),
-                           search_trials=8)  # fmt: skip
+    result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
+                           sources=(Source("search", best_of_search(top=2), 8),))  # fmt: skip
     found = read_records(tmp_path / "search")
     assert result.searched == len(found) == 2 and all(r.ok and r.task_id == tasks[0].id for r in found)
     assert len({program_key(r.trace) for r in found}) == 2  # the search's 2 best distinct programs
@@ -236,8 +252,8 @@ def test_cli_collect_a_tiny_sample(tmp_path, capsys, monkeypatch):
     assert sum(_counts(Path(doc["directory"]))[0].values()) == 5
 
 
-def test_search_vs_random_compares_the_best_remeasured_programs():
-    from tlm_core.dataset.export import search_vs_random
+def test_source_vs_random_compares_the_best_remeasured_programs():
+    from tlm_core.dataset.export import source_vs_random
 
     random = {
         "a": {"p1": ([], [1.0], 1), "p2": ([], [4.0, 4.0], 2)},  # the lucky single timing does not count
@@ -245,6 +261,6 @@ def test_search_vs_random_compares_the_best_remeasured_programs():
         "c": {"p1": ([], [1.0, 1.0], 2)},  # never searched
     }
     search = {"a": {"q": ([], [2.0], 1)}, "b": {"q": ([], [4.0], 1)}}
-    doc = search_vs_random(random, search)
-    assert doc["tasks"] == 2 and doc["search_faster"] == 1
-    assert doc["random_over_search"] == pytest.approx((2.0 * 0.25) ** 0.5)
+    doc = source_vs_random(random, search)
+    assert doc["tasks"] == 2 and doc["faster"] == 1
+    assert doc["random_over_source"] == pytest.approx((2.0 * 0.25) ** 0.5)

@@ -42,11 +42,11 @@ def cmd_collect(args: argparse.Namespace) -> None:
         host, port, key = parse_rpc(args.rpc)
         measurer = RPCMeasurer(host, port, key, target, parallel=args.rpc_parallel, repeat=args.repeat)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    searcher = None
-    if args.search_trials > 0:
-        from tlm_core.dataset.search import best_of_search
+    from tlm_core.dataset import Source
+    from tlm_core.dataset.search import best_of_search, heuristic_top
 
-        searcher = best_of_search()
+    sources = [Source("search", best_of_search(), args.search_trials)] * (args.search_trials > 0)
+    sources += [Source("heuristic", heuristic_top(), args.heuristic_top)] * (args.heuristic_top > 0)
     with _stop_on_sigterm():
         directory, stats = collect(
             args.models,
@@ -60,13 +60,13 @@ def cmd_collect(args: argparse.Namespace) -> None:
             top_k=args.top_k,
             max_programs=args.max_programs,
             quiet=args.quiet,
-            searcher=searcher,
-            search_trials=args.search_trials,
+            sources=tuple(sources),
         )
     doc = {"directory": str(directory), **stats.to_dict()}
     text = (
         f"{directory}: {stats.measured} new programs ({stats.failed} failed), {stats.remeasured} re-measured, "
-        f"{stats.duplicates} duplicates skipped, {stats.searched} from searches, {stats.per_minute:.0f} programs/min"
+        f"{stats.duplicates} duplicates skipped, {stats.searched} from searches or the heuristic, "
+        f"{stats.per_minute:.0f} programs/min"
         + (f", skipped tasks: {', '.join(stats.skipped_tasks)}" if stats.skipped_tasks else "")
     )
     emit(args, doc, text)
@@ -91,8 +91,11 @@ def cmd_stats(args: argparse.Namespace) -> None:
                 "failed": d["random"]["failed"],
                 "remeasured": d["random"]["remeasured"],
                 "per task (min/median/max)": f"{min(per_task)}/{statistics.median(per_task):g}/{max(per_task)}",
-                "searched": d["search"]["programs"],
-                "search faster (tasks)": f"{d['search_vs_random']['search_faster']}/{d['search_vs_random']['tasks']}",
+                **{
+                    f"{src} (programs, tasks faster than random)": f"{d[src]['programs']}, "
+                    f"{d[f'{src}_vs_random']['faster']}/{d[f'{src}_vs_random']['tasks']}"
+                    for src in ("search", "heuristic")
+                },  # fmt: skip
             }
         )
     emit(args, {"collections": docs}, table(rows, list(rows[0]) if rows else ["directory"]))
@@ -140,6 +143,9 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--search-trials", type=int, default=0,
                     help="after the random stages, an Ansor-style search of N trials per task; its 4 best programs, "
                     "re-measured, become strong fine-tuning targets (0: no search)")  # fmt: skip
+    sp.add_argument("--heuristic-top", type=int, default=0, metavar="K",
+                    help="after the random stages, measure the Roller-style heuristic's K best candidates per task; "
+                    "its 4 fastest, measured again, are strong targets too (0: none)")  # fmt: skip
     sp = add(dsub, "stats", cmd_stats, "counts of a collection (live or packed)", model=False)
     sp.add_argument("directory", help="a target directory (e.g. data/collect/cpu-znver5) or a collection root")
     sp = add(dsub, "export", cmd_export, "one row per distinct program: task, sketch, decisions, latency",

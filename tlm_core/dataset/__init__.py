@@ -6,7 +6,7 @@ pack(directory, "data/cpu-znver5")      # compressed copy for the repository
 """
 
 from .catalog import Catalog, CatalogTask
-from .collect import Collector, CollectStats, Searcher, collect_tasks, sample_seed
+from .collect import Collector, CollectStats, Searcher, Source, collect_tasks, sample_seed
 from .collection import collect, target_dir_name
 from .export import export_rows, pack, read_rows, stats, unpack, write_rows
 from .variants import HELD_OUT_MODELS, TRAIN_MODELS, TRAIN_VARIANTS, Variant, variants_for
@@ -20,6 +20,7 @@ __all__ = [
     "CollectStats",
     "Collector",
     "Searcher",
+    "Source",
     "Variant",
     "collect",
     "collect_tasks",

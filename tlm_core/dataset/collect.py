@@ -39,7 +39,8 @@ from .traces import SketchMatcher, program_key, trace_json
 STAGES = (8, 32)  # programs per task before the final per_task stage
 REMEASURE_FROM = 32  # re-measure the top programs after the stages of at least this many programs
 RANDOM_DIR = "random"  # sampled programs (and their re-measurements)
-SEARCH_DIR = "search"  # programs found by a searcher (strong fine-tuning targets)
+SEARCH_DIR = "search"  # programs found by an Ansor-style search (strong fine-tuning targets)
+HEURISTIC_DIR = "heuristic"  # the Roller-style heuristic's best candidates, measured (strong targets, cheaply)
 REFERENCE_FAILED = "reference failed"
 
 
@@ -54,9 +55,18 @@ class MeasurerLike(Protocol):
     ) -> list[MeasureResult]: ...
 
 
-# A searcher returns measured (trace, result) pairs of a task, e.g. the best of a short evolutionary search
-# (tlm_core.baselines.search). collect stores them under SEARCH_DIR, once per task.
+# A searcher returns measured (trace, result) pairs of a task given a budget, e.g. the best of a short
+# evolutionary search (tlm_core.dataset.search). collect stores them under their Source's directory.
 Searcher = Callable[[Task, Space, MeasurerLike, int], list[tuple[Trace, MeasureResult]]]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Programs found other than by random sampling, run once per task after the random stages."""
+
+    name: str  # the RecordStore's directory in the collection: SEARCH_DIR or HEURISTIC_DIR
+    find: Searcher
+    budget: int  # search trials, or heuristic candidates measured
 
 
 @dataclass
@@ -164,7 +174,7 @@ class Collector:
 
     # -- the loop --------------------------------------------------------------------------------------
 
-    def run(self, tasks: list[Task], per_task: int, searcher: Searcher | None = None, search_trials: int = 64):
+    def run(self, tasks: list[Task], per_task: int, sources: tuple[Source, ...] = ()):
         start = time.perf_counter()
         self.per_task = per_task
         tasks = sorted(tasks, key=lambda t: t.flops)  # cheap tasks first: coverage grows fastest
@@ -184,9 +194,9 @@ class Collector:
                     self._fill(task, space, capacity(space, stage))
                     if stage >= min(REMEASURE_FROM, per_task):  # the top of a handful is not worth it
                         self._remeasure_top(task, space)
-            if searcher is not None:
+            for source in sources:
                 for task in tasks:
-                    self._search(task, searcher, search_trials)
+                    self._search(task, source)
         except _Stop:
             pass
         finally:
@@ -264,14 +274,14 @@ class Collector:
                 self._note(task.id, record.trace, record.latency)
                 self.stats.remeasured += 1
 
-    def _search(self, task: Task, searcher: Searcher, trials: int) -> None:
+    def _search(self, task: Task, source: Source) -> None:
         space = self.space(task)
         if space is None or space.num_points == 0 or task.id in self.stats.skipped_tasks:
             return
-        store = RecordStore(self.directory / SEARCH_DIR)
+        store = RecordStore(self.directory / source.name)
         if store.records(task.id):
             return  # searched in an earlier run
-        for trace, result in searcher(task, space, self.measurer, trials):
+        for trace, result in source.find(task, space, self.measurer, source.budget):
             store.append(task, trace, result, self.measurer.target)
             self.stats.searched += 1
 
@@ -281,14 +291,13 @@ def collect_tasks(
     directory: str | Path,
     per_task: int,
     measurer: MeasurerLike,
-    searcher: Searcher | None = None,
-    search_trials: int = 64,
+    sources: tuple[Source, ...] = (),
     **options: Any,
 ) -> CollectStats:
     """Collect up to per_task measured random programs per task into directory/random (a RecordStore).
 
     options: builder, seed, batch, top_k, remeasure_repeat, max_programs (stop after that many new
-    programs), log, quiet (no progress bar). With a searcher, each task's search results go to
-    directory/search, once per task.
+    programs), log, quiet (no progress bar). Then each Source's programs of each task go to
+    directory/<source.name>, once per task.
     """
-    return Collector(directory, measurer, **options).run(tasks, per_task, searcher, search_trials)
+    return Collector(directory, measurer, **options).run(tasks, per_task, sources)

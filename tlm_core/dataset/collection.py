@@ -2,7 +2,7 @@
 
 out_dir/<target>/catalog.jsonl        every task of every variant (tlm_core.dataset.catalog)
 out_dir/<target>/random/              RecordStore of sampled programs (and their re-measurements)
-out_dir/<target>/search/              RecordStore of searcher results, when a searcher is given
+out_dir/<target>/search/, heuristic/  RecordStores of each Source's programs, when sources are given
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tvm.target import Target
 from tlm_core.target import host_target
 
 from .catalog import CATALOG_FILE, Catalog
-from .collect import CollectStats, MeasurerLike, Searcher, collect_tasks
+from .collect import CollectStats, MeasurerLike, Source, collect_tasks
 from .variants import variants_for
 
 
@@ -34,7 +34,7 @@ def collect(
     per_task: int = 128,
     measurer: MeasurerLike | None = None,
     target: Target | None = None,
-    searcher: Searcher | None = None,
+    sources: tuple[Source, ...] = (),
     log: Callable[[str], None] | None = None,
     repeat: int = 5,
     **options: Any,
@@ -43,7 +43,7 @@ def collect(
     variants of resnet50, bert and gpt2). Returns the target's directory and what this run added.
 
     measurer: default a local Measurer (`repeat` repeats of >= 10 ms); an RPCMeasurer measures remotely.
-    options: see collect_tasks (seed, batch, top_k, remeasure_repeat, max_programs, quiet, search_trials).
+    options: see collect_tasks (seed, batch, top_k, remeasure_repeat, max_programs, quiet).
     """
     from tlm_core.measure import Measurer
 
@@ -59,7 +59,7 @@ def collect(
     own = measurer is None
     measurer = measurer or Measurer(target, repeat=repeat, min_repeat_ms=10, timeout_s=60.0)
     try:
-        stats = collect_tasks(tasks, directory, per_task, measurer, searcher=searcher, log=log, **options)
+        stats = collect_tasks(tasks, directory, per_task, measurer, sources=sources, log=log, **options)
     finally:
         if own:
             measurer.close()  # type: ignore[union-attr]

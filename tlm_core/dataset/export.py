@@ -2,7 +2,7 @@
 
 A row is one distinct program of a task (all its records merged: the re-measurements of the top programs
 add run times, the latency is the median over all of them):
-    {"task": id, "name": ..., "models": [variants], "source": "random" | "search", "sketch": index,
+    {"task": id, "name": ..., "models": [variants], "source": "random" | "search" | "heuristic", "sketch": index,
      "decisions": [...], "latency": seconds or None (failed), "runs": run times, "records": records}
 Decisions are in tlm_core.space's encoding (tiles as lists); the task's workload (its IRModule) is in the
 catalog and in each source's workload.json, so training rebuilds the space and the sentence from these.
@@ -21,11 +21,11 @@ from pathlib import Path
 from tlm_core.records.store import FAILED_RUN_SECS, RECORD_FILE, WORKLOAD_FILE
 
 from .catalog import CATALOG_FILE, Catalog
-from .collect import RANDOM_DIR, SEARCH_DIR
+from .collect import HEURISTIC_DIR, RANDOM_DIR, SEARCH_DIR
 from .files import read_records, read_workloads
 from .traces import SketchMatcher, decisions_to_json, program_key
 
-SOURCES = (RANDOM_DIR, SEARCH_DIR)
+SOURCES = (RANDOM_DIR, SEARCH_DIR, HEURISTIC_DIR)
 DATASET_FILE = "dataset.jsonl.gz"
 
 
@@ -152,25 +152,28 @@ def stats(directory: str | Path) -> dict:
                     per_variant[v] += len(progs)
             doc[source]["programs_per_task"] = sorted(len(p) for p in merged.values())
     doc["programs_per_variant"] = per_variant
-    doc["search_vs_random"] = search_vs_random(_merged(directory / RANDOM_DIR), _merged(directory / SEARCH_DIR))
+    random = _merged(directory / RANDOM_DIR)
+    for source in (SEARCH_DIR, HEURISTIC_DIR):
+        doc[f"{source}_vs_random"] = source_vs_random(random, _merged(directory / source))
     return doc
 
 
-def search_vs_random(random: dict, search: dict) -> dict:
-    """Are the searcher's targets better than the best random programs? Per task searched: the best random
-    latency (of the re-measured programs when there are any: a single timing is often a lucky one) over the
-    best search latency; their geometric mean (> 1: search found faster programs) and the tasks it won."""
+def source_vs_random(random: dict, found_by: dict) -> dict:
+    """Are a source's targets (search, heuristic) better than the best random programs? Per task it covers: the
+    best random latency (of the re-measured programs when there are any: a single timing is often a lucky one)
+    over the source's best latency; their geometric mean (> 1: the source found faster programs) and the tasks
+    it won."""
 
     def best(programs: dict, remeasured_only: bool) -> float | None:
         times = [statistics.median(runs) for _, runs, n in programs.values() if runs and (n > 1 or not remeasured_only)]
         return min(times) if times else None
 
     ratios = []
-    for task_id, found in search.items():
+    for task_id, found in found_by.items():
         programs = random.get(task_id, {})
         ours = best(programs, any(n > 1 for _, _, n in programs.values()))
         theirs = best(found, False)
         if ours and theirs:
             ratios.append(ours / theirs)
     geomean = math.exp(statistics.fmean(math.log(r) for r in ratios)) if ratios else None
-    return {"tasks": len(ratios), "search_faster": sum(r > 1 for r in ratios), "random_over_search": geomean}
+    return {"tasks": len(ratios), "faster": sum(r > 1 for r in ratios), "random_over_source": geomean}

@@ -1,8 +1,10 @@
-"""Strong fine-tuning targets: the best programs of a short Ansor-style search of each task (collect's searcher).
+"""Strong fine-tuning targets, the searchers of collect's Sources: a short Ansor-style search of each task, or
+the Roller-style heuristic's best candidates.
 
-The best of ~32 random programs is a weak target (issue 3); a search of a few dozen trials finds far faster ones.
-Its best programs are measured again before they are stored: a search keeps each program's single timing, and
-on a noisy machine the best of many single timings is often a lucky one.
+The best of ~128 random programs is a weak target (issue 3): search of 32 trials beat it on only 10 of 35
+tasks, and hundreds of trials per task cost hours here. The heuristic's candidates cost one measurement each
+and are strong where its rules fit (matmuls: register tiles of 8 rows x 2 vectors). The best programs are
+measured again before they are stored: on a noisy machine the best of many single timings is often a lucky one.
 """
 
 from __future__ import annotations
@@ -32,5 +34,21 @@ def best_of_search(top: int = 4) -> Searcher:
         mods = [scheduled_module(task, Schedule(task.id, "search", t)) for t in traces]
         results = measurer.measure(task, mods) if mods else []
         return [(t, r) for t, r in zip(traces, results, strict=True) if r.ok]
+
+    return searcher
+
+
+def heuristic_top(top: int = 4) -> Searcher:
+    """A searcher for collect: measure the heuristic's `budget` best candidates (by its own model), then measure
+    the `top` fastest again; returns every first measurement and the re-measurements (two records each)."""
+    from tlm_core.baselines.heuristic import heuristic_candidates
+
+    def searcher(task: Task, space: Space, measurer: MeasurerLike, budget: int) -> list[tuple[object, MeasureResult]]:
+        cands = heuristic_candidates(space, k=budget)
+        results = measurer.measure(task, [c.program.mod for c in cands]) if cands else []
+        found = [(c.program.trace, r) for c, r in zip(cands, results, strict=True)]
+        best = sorted((r.latency, i) for i, (_, r) in enumerate(found) if r.ok)[:top]
+        again = measurer.measure(task, [cands[i].program.mod for _, i in best]) if best else []
+        return found + [(cands[i].program.trace, r) for (_, i), r in zip(best, again, strict=True) if r.ok]
 
     return searcher
