@@ -113,15 +113,11 @@ def torch_compile_run(model: LoadedModel, repeat: int = 10, seed: int = 0) -> To
     eager. ValueError for a model without a PyTorch module (ONNX, TVMScript)."""
     import torch
 
+    from tlm_core.frontend.torch_program import numpy_call
+
     if model.torch_module is None or model.reference is None:
         raise ValueError(f"{model.name} has no PyTorch module to torch.compile (source: {model.source})")
-    compiled = torch.compile(model.torch_module)
-
-    def run(arrays: list[np.ndarray]) -> list[np.ndarray]:
-        with torch.no_grad():
-            out = compiled(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        return [o.detach().numpy() for o in outs if isinstance(o, torch.Tensor)]
+    run = numpy_call(torch.compile(model.torch_module))
 
     inputs = model.random_inputs(seed)
     start = time.perf_counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 import torch.fx
@@ -71,11 +73,16 @@ def import_exported(
         msg = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
         raise ModelLoadError(f"TVM's PyTorch frontend cannot import this model: {msg}") from err
     module = ep.module()
+    return LoadedModel(name, source, mod, inputs, reference=numpy_call(module), torch_module=module)
 
-    def reference(arrays: list[np.ndarray]) -> list[np.ndarray]:
+
+def numpy_call(module) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """A PyTorch callable (eager module, or torch.compile's) as numpy arrays in, its tensor outputs out."""
+
+    def call(arrays: list[np.ndarray]) -> list[np.ndarray]:
         with torch.no_grad():
             out = module(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
         outs = out if isinstance(out, (tuple, list)) else [out]
         return [o.detach().numpy() for o in outs if isinstance(o, torch.Tensor)]
 
-    return LoadedModel(name=name, source=source, mod=mod, inputs=inputs, reference=reference, torch_module=module)
+    return call
