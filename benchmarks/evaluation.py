@@ -6,13 +6,14 @@ with the collection's settings (5 repeats of >= 10 ms, median; numeric check aga
 
 - tlm: greedy (top-1) and 10 distinct candidates (greedy + samples at temperature 1; best-of-10) with the
   checkpoint; generation time (greedy + sampling) and compile time = generation + measuring the 10 candidates.
-- pretrained (with --pretrained DIR): the same with another checkpoint, e.g. the pre-trained-only one.
+- compare (with --compare DIR): the same with another checkpoint (the shipped one, the pre-trained-only one).
+- heuristic: the Roller-style heuristic's Top-1 (rules, no measurement), measured the same way.
 - random: 10 uniformly random legal programs (seeded); top-1 = the first, best-of-10 = the fastest.
 - search: Ansor-style evolutionary search (MetaSchedule, tlm_core.baselines.search) with --search-trials
   trials on the task alone; its best latency and wall time.
 
     .venv/bin/python benchmarks/evaluation.py                     # shipped checkpoint, the full run
-    .venv/bin/python benchmarks/evaluation.py --pretrained DIR    # also the pre-trained-only checkpoint
+    .venv/bin/python benchmarks/evaluation.py --compare DIR       # also a second checkpoint, same window
     .venv/bin/python benchmarks/evaluation.py --quick             # one small task, tiny budgets (CI)
 
 Every finished (task, method) is appended to <work>/rows.jsonl, so a killed run resumes where it stopped;
@@ -120,6 +121,15 @@ class Evaluation:
         return {"candidates": len(programs), "top1": lat[0], "best": min(ok) if ok else None,
                 "latencies": lat, "compile_s": time.perf_counter() - start}  # fmt: skip
 
+    def heuristic(self, task, space) -> dict:
+        from tlm_core.baselines.heuristic import heuristic_program
+
+        start = time.perf_counter()
+        top1 = heuristic_program(space)
+        rules_s = time.perf_counter() - start
+        (lat,), _ = self.measure(task, [top1.program])
+        return {"top1": lat, "rules_s": rules_s, "compile_s": time.perf_counter() - start}
+
     def search(self, task) -> dict:
         from tlm_core.baselines.search import search
 
@@ -159,7 +169,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="one small task of mobilenetv2-tiny, tiny budgets (CI)")
     p.add_argument("--checkpoint", help="default: the shipped assets/tlm-small")
-    p.add_argument("--pretrained", help="a second checkpoint to compare (e.g. the pre-trained-only one)")
+    p.add_argument("--compare", help="a second checkpoint, evaluated the same way (cmp_* columns)")
     p.add_argument("--models", nargs="+")
     p.add_argument("--tasks", type=int, help="heaviest tasks per model")
     p.add_argument("--search-trials", type=int)
@@ -181,8 +191,8 @@ def main() -> None:
 
     ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint()
     models = {"tlm": (ckpt, checkpoint_key(ckpt))}
-    if args.pretrained:
-        models["pretrained"] = (Path(args.pretrained), checkpoint_key(Path(args.pretrained)))
+    if args.compare:
+        models["compare"] = (Path(args.compare), checkpoint_key(Path(args.compare)))
     ev = Evaluation(work, cfg["k"], cfg["search_trials"])
     try:
         tasks = held_out_tasks(work, cfg["models"], cfg["tasks"], cfg["max_gflop"], ev.builder, ev.target)
@@ -190,6 +200,7 @@ def main() -> None:
         for model, task, space in tasks:
             base = {"model": model, "task": task.id, "name": task.name, "weight": task.weight, "flops": task.flops}
             todo = [(m, f"model:{key}") for m, (_, key) in models.items()] + [("random", "random")]
+            todo.append(("heuristic", "heuristic"))
             if cfg["search_trials"]:  # 0: no search (the CI test; tests/test_baselines_search tests it)
                 todo.append(("search", f"search:{cfg['search_trials']}"))
             for method, row_key in todo:
@@ -202,6 +213,8 @@ def main() -> None:
                     row = ev.tlm(task, space, generators[method])
                 elif method == "random":
                     row = ev.random(task, space)
+                elif method == "heuristic":
+                    row = ev.heuristic(task, space)
                 else:
                     row = ev.search(task)
                 ev.add({**base, **row, "method": row_key})
@@ -216,12 +229,13 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         rows = {role: r for r in ev.rows for role, key in _keys(models, cfg).items()
                 if r["task"] == task.id and r["method"] == key}  # fmt: skip
         t, rnd, srch = rows.get("tlm"), rows.get("random"), rows.get("search")
-        pre = rows.get("pretrained")
+        cmp, heur = rows.get("compare"), rows.get("heuristic")
         entry = {"model": model, "task": task.name[:36], "gflop": task.flops / 1e9, "calls": task.weight,
                  "tlm_top1_ms": report.ms(t and t["top1"]), "tlm_best10_ms": report.ms(t and t["best"]),
                  "random_top1_ms": report.ms(rnd and rnd["top1"]), "random_best10_ms": report.ms(rnd and rnd["best"]),
                  "search_ms": report.ms(srch and srch["best"]),
-                 "pre_top1_ms": report.ms(pre and pre["top1"]), "pre_best10_ms": report.ms(pre and pre["best"]),
+                 "heuristic_ms": report.ms(heur and heur["top1"]),
+                 "cmp_top1_ms": report.ms(cmp and cmp["top1"]), "cmp_best10_ms": report.ms(cmp and cmp["best"]),
                  "tlm_gen_s": t and t["generation_s"], "tlm_compile_s": t and t["compile_s"],
                  "search_s": srch and srch["compile_s"]}  # fmt: skip
         table.append(entry)
@@ -229,8 +243,10 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
                                 ("best10_vs_search", "search_ms", "tlm_best10_ms"),
                                 ("top1_vs_random", "random_top1_ms", "tlm_top1_ms"),
                                 ("best10_vs_random", "random_best10_ms", "tlm_best10_ms"),
-                                ("pre_top1_vs_search", "search_ms", "pre_top1_ms"),
-                                ("pre_best10_vs_search", "search_ms", "pre_best10_ms"),
+                                ("top1_vs_heuristic", "heuristic_ms", "tlm_top1_ms"),
+                                ("heuristic_vs_search", "search_ms", "heuristic_ms"),
+                                ("cmp_top1_vs_search", "search_ms", "cmp_top1_ms"),
+                                ("cmp_best10_vs_search", "search_ms", "cmp_best10_ms"),
                                 ("compile_speedup", "search_s", "tlm_compile_s")]:  # fmt: skip
             if entry[num] and entry[den]:
                 ratios.setdefault(label, []).append(entry[num] / entry[den])
@@ -258,15 +274,16 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         f"Validity: {summary['valid']}/{summary['candidates']} TLM candidates applied without InvalidDecisions.",
         f"Speed ratios (geometric mean over tasks, > 1 = the TLM is faster): top-1 vs search {fmt('top1_vs_search')},"
         f" best-of-{cfg['k']} vs search {fmt('best10_vs_search')}, top-1 vs random top-1 {fmt('top1_vs_random')}, "
-        f"best-of-{cfg['k']} vs random best-of-{cfg['k']} {fmt('best10_vs_random')}; pre_* top-1 vs search "
-        f"{fmt('pre_top1_vs_search')}, best-of-{cfg['k']} vs search {fmt('pre_best10_vs_search')}. "
+        f"best-of-{cfg['k']} vs random best-of-{cfg['k']} {fmt('best10_vs_random')}, top-1 vs heuristic Top-1 "
+        f"{fmt('top1_vs_heuristic')} (heuristic vs search {fmt('heuristic_vs_search')}); cmp_* top-1 vs search "
+        f"{fmt('cmp_top1_vs_search')}, best-of-{cfg['k']} vs search {fmt('cmp_best10_vs_search')}. "
         f"Compile time, search / TLM: {fmt('compile_speedup')}.",
         f"tlm: `{summary['checkpoints']['tlm']['path']}`, greedy top-1 and best of {cfg['k']} distinct candidates "
-        f"(greedy + samples at temperature 1); tlm_compile_s = generation + measuring them. pre_*: "
+        f"(greedy + samples at temperature 1); tlm_compile_s = generation + measuring them. cmp_*: "
         + (
-            f"`{summary['checkpoints']['pretrained']['path']}` (--pretrained) the same way."
-            if "pretrained" in summary["checkpoints"]
-            else "no --pretrained checkpoint given."
+            f"`{summary['checkpoints']['compare']['path']}` (--compare) the same way."
+            if "compare" in summary["checkpoints"]
+            else "no --compare checkpoint given."
         ),
         f"random: {cfg['k']} distinct uniformly random legal programs (seeded). search: "
         f"{cfg['search_trials']} trials of Ansor-style evolutionary search (MetaSchedule) on the task alone, "
@@ -276,7 +293,8 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         "checkpoint's rows added to old ones) mixes moments: compare such rows with care.",
     ]
     columns = ["model", "task", "gflop", "calls", "tlm_top1_ms", "tlm_best10_ms", "random_top1_ms",
-               "random_best10_ms", "search_ms", "pre_top1_ms", "pre_best10_ms", "tlm_gen_s", "tlm_compile_s",
+               "random_best10_ms", "search_ms", "heuristic_ms", "cmp_top1_ms", "cmp_best10_ms", "tlm_gen_s",
+               "tlm_compile_s",
                "search_s"]  # fmt: skip
     doc = {"summary": summary, "tasks": table, "rows": ev.rows}
     md = report.write(name, doc, columns, table, "TLM evaluation on held-out tasks", notes)
@@ -284,8 +302,8 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
 
 
 def _keys(models: dict, cfg: dict) -> dict[str, str]:
-    """role (tlm, pretrained, random, search) -> the method key of its rows (checkpoints by content)."""
-    return {**{m: f"model:{k}" for m, (_, k) in models.items()}, "random": "random",
+    """role (tlm, compare, random, heuristic, search) -> the method key of its rows (checkpoints by content)."""
+    return {**{m: f"model:{k}" for m, (_, k) in models.items()}, "random": "random", "heuristic": "heuristic",
             "search": f"search:{cfg['search_trials']}"}  # fmt: skip
 
 

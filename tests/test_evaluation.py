@@ -18,7 +18,7 @@ def test_evaluation_quick(tmp_path, monkeypatch):
     doc = json.loads((tmp_path / "results" / "evaluation-quick.json").read_text())
     (task,) = doc["tasks"]
     assert doc["summary"]["valid"] == doc["summary"]["candidates"] == 2  # constrained decoding: all valid
-    for key in ("tlm_top1_ms", "tlm_best10_ms", "random_top1_ms", "random_best10_ms", "tlm_gen_s"):
+    for key in ("tlm_top1_ms", "tlm_best10_ms", "random_top1_ms", "random_best10_ms", "heuristic_ms", "tlm_gen_s"):
         assert task[key] > 0, key
     assert task["search_ms"] is None
     assert task["tlm_best10_ms"] <= task["tlm_top1_ms"]
