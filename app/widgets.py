@@ -21,7 +21,7 @@ def subgraph_header(title: str) -> tuple[str, LoadedModel, Partition, int, Task]
     d = part.graph.nodes[node]
     task = part.task(d["task"])
     st.markdown(f"**{label}** · #{node} `{d['func']}` ({' + '.join(d['ops'])}) · task `{task.id}` × {task.weight}")
-    st.page_link("pages/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
+    st.page_link("views/model.py", label="Pick another subgraph on the Model page", icon=":material/account_tree:")
     return label, model, part, node, task
 
 

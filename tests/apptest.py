@@ -35,7 +35,7 @@ def start() -> AppTest:
 def app_page(
     page: str, state: Mapping[str, Any] | None = None, before: Callable[[AppTest], None] | None = None
 ) -> AppTest:
-    """The app run once on its start page, then switched to `page` (e.g. "pages/run.py"), as a user arrives.
+    """The app run once on its start page, then switched to `page` (e.g. "views/run.py"), as a user arrives.
 
     state: session state set before the first run (e.g. the sample to load); before: what to do on the start
     page once it has run (e.g. pick a subgraph), before switching."""

@@ -75,7 +75,7 @@ def test_upload_of_a_real_onnx_model_and_its_space(tiny_onnx):
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["source"] == "upload"
     assert metrics(at)["Subgraph calls"] == "1"
-    at.switch_page("pages/space.py").run()
+    at.switch_page("views/space.py").run()
     assert not at.exception, at.exception
     assert int(metrics(at)["Decision points"]) > 0
     assert any("tiny_mlp.onnx" in md.value for md in at.markdown)
@@ -83,7 +83,7 @@ def test_upload_of_a_real_onnx_model_and_its_space(tiny_onnx):
 
 @pytest.fixture(scope="module")
 def space_page() -> AppTest:
-    return app_page("pages/space.py")
+    return app_page("views/space.py")
 
 
 def test_space_page_shows_the_current_subgraphs_space(space_page):
@@ -140,7 +140,7 @@ def test_space_page_of_a_subgraph_without_decisions():
     at = start()
     option = next(o for o in at.selectbox(key="w_node").options if o.split()[1] == "reshape")
     at.session_state["subgraph"] = (sample_models.DEFAULT, int(option.split()[0][1:]))
-    at.switch_page("pages/space.py").run()
+    at.switch_page("views/space.py").run()
     assert not at.exception, at.exception
     assert any("no decisions" in i.value for i in at.info)
     assert any("No loop of this sketch is tiled" in c.value for c in at.caption)

@@ -26,7 +26,7 @@ def pick_matmul1(at: AppTest) -> None:
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    return app_page("pages/compare.py", state={"sample": SAMPLE}, before=pick_matmul1)
+    return app_page("views/compare.py", state={"sample": SAMPLE}, before=pick_matmul1)
 
 
 def test_nothing_is_measured_at_first_and_the_roofline_is_drawn(page):
@@ -111,7 +111,7 @@ def test_whole_model_table_and_the_model_page_overlay(page):
     row = rows[rows["name"] == "matmul1"].iloc[0]
     assert row["heuristic (µs)"] > 0 and row["tlm (µs)"] > 0
     assert rows["heuristic (µs)"].isna().sum() == len(rows) - 1  # only this task measured: the rest said empty
-    page.switch_page("pages/model.py").run()
+    page.switch_page("views/model.py").run()
     colour = page.selectbox(key="w_colour")
     assert "latency: heuristic" in colour.options and "speedup vs default: tlm" in colour.options
     colour.set_value("speedup vs default: heuristic").run()

@@ -19,7 +19,7 @@ def shown(at: AppTest):
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    return app_page("pages/generate.py")
+    return app_page("views/generate.py")
 
 
 def test_greedy_generation_shows_its_steps(page):

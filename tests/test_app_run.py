@@ -29,7 +29,7 @@ def finish(at: AppTest, timeout: float = 600) -> None:
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
-    return app_page("pages/run.py")
+    return app_page("views/run.py")
 
 
 def test_compile_the_default_sample_with_the_heuristic(page):

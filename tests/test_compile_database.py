@@ -190,7 +190,7 @@ def test_the_run_page_survives_an_upload_that_segfaults_tvm(good):
     module = base64.b64encode(struct.pack("<Q", len(deep)) + deep).decode()
     workloads = f"{json.dumps(['1', module])}\n{good.workloads[1]}\n".encode()
     records = f"{json.dumps([0, good.rows[0][1]])}\n{json.dumps(good.rows[1])}\n".encode()
-    page = app_page("pages/run.py")
+    page = app_page("views/run.py")
     page.radio(key="run_method").set_value("database").run()
     page.file_uploader(key="run_workload").set_value(("workload.json", workloads, "application/json"))
     page.file_uploader(key="run_records").set_value(("tuning_record.json", records, "application/json")).run()

@@ -78,8 +78,8 @@ with info_col:
     d = g.nodes[current]
     st.caption(f"kind {d['kind']} · task {d['task']} · {d['flops']:,.0f} FLOPs per call")
     st.write("Operators: " + " + ".join(d["ops"]))
-    st.page_link("pages/space.py", label="Open its schedule space", icon=":material/grid_on:")
-    st.page_link("pages/compare.py", label="Compare methods on it", icon=":material/leaderboard:")
+    st.page_link("views/space.py", label="Open its schedule space", icon=":material/grid_on:")
+    st.page_link("views/compare.py", label="Compare methods on it", icon=":material/leaderboard:")
     with st.expander("What is fusion? (this subgraph)"):
         st.markdown(fusion_text(g, current))
     f1, f2 = st.columns(2)

@@ -31,7 +31,7 @@ st.markdown(
     f"**{label}** · {len(part.tasks)} tasks, {part.graph.number_of_nodes()} subgraph calls · "
     f"this CPU: `{cpu.attrs['mcpu']}`, {cpu.attrs['num-cores']} cores (LLVM)"
 )
-st.page_link("pages/model.py", label="Choose another model on the Model page", icon=":material/account_tree:")
+st.page_link("views/model.py", label="Choose another model on the Model page", icon=":material/account_tree:")
 if model.reference is None:
     st.warning(f"{label} cannot be run end to end here (no PyTorch reference): {' '.join(model.notes)}")
     st.stop()
