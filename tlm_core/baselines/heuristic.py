@@ -4,7 +4,8 @@ In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSc
 
 - innermost spatial tile of the contiguous (last) axis = whole vectors (16 fp32 lanes with AVX-512), a
   multiple of the cache line where the extent allows;
-- a register tile of a few rows on the axis before it (enough independent FMAs to hide their latency);
+- a register tile of a few rows on an axis the vector-loaded operands do not depend on (matmul rows,
+  convolution output channels), so each loaded vector feeds several FMAs and their latency is hidden;
 - a per-core cache tile grown one axis at a time by data reuse (FLOPs per byte touched, Roller's
   "compute intensity") while its footprint fits the L2 budget and enough outer iterations stay for all cores;
 - the outer iterations split so that the parallel loop MetaSchedule fuses covers all cores;
@@ -66,7 +67,8 @@ class Candidate:
 class BlockInfo:
     kinds: dict[str, str]  # loop name -> "S" (spatial) or "R" (reduction)
     extents: dict[str, int]  # loop name -> extent
-    accesses: list[list[set[str]]]  # per buffer access, per dimension: the loop names in its index
+    accesses: list[list[set[str]]]  # per buffer access (reads, then writes), per dimension: the loop names in it
+    reads: int  # how many of the accesses are reads
 
 
 def block_info(workload: Any, block: str) -> BlockInfo | None:
@@ -91,7 +93,7 @@ def block_info(workload: Any, block: str) -> BlockInfo | None:
             names = {var_to_loop[v.name] for v in undefined_vars(rng.min) if v.name in var_to_loop}
             dims.append(names)
         accesses.append(dims)
-    return BlockInfo(kinds, extents, accesses)
+    return BlockInfo(kinds, extents, accesses, len(realize.block.reads))
 
 
 def _find_realize(stmt: Any, block: str) -> SBlockRealize | None:
@@ -162,7 +164,11 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
     row_point = None
     if vec_point is not None:
         before = [p for p in spatial if p.extent > 1 and p is not vec_point]
-        row_point = before[-1] if before else None
+        # Rows on an axis the vector-loaded operands do not depend on, so each loaded vector feeds every row:
+        # i of a matmul (B[k, j] is loaded along j), the output channels of a convolution (X[c, y, x]).
+        streamed = [dims for dims in info.accesses[: info.reads] if any(vec_point.loop in d for d in dims)]
+        reuse = [p for p in before if not any(p.loop in d for dims in streamed for d in dims)]
+        row_point = (reuse or before or [None])[-1]
     rows = 1
     if row_point is not None:
         rows = largest_divisor(row_point.extent, min(knobs.rows, _limit(row_point))) or 1
