@@ -135,8 +135,8 @@ def stats(directory: str | Path) -> dict:
     catalog = Catalog(directory / CATALOG_FILE)
     doc: dict = {"directory": str(directory), "variants": catalog.variants, "catalog_tasks": len(catalog.tasks)}
     per_variant: dict[str, int] = {v: 0 for v in catalog.variants}
-    for source in SOURCES:
-        merged = _merged(directory / source)
+    by_source = {source: _merged(directory / source) for source in SOURCES}  # each file read once
+    for source, merged in by_source.items():
         programs = [p for task in merged.values() for p in task.values()]
         doc[source] = {
             "tasks": len(merged),
@@ -152,9 +152,8 @@ def stats(directory: str | Path) -> dict:
                     per_variant[v] += len(progs)
             doc[source]["programs_per_task"] = sorted(len(p) for p in merged.values())
     doc["programs_per_variant"] = per_variant
-    random = _merged(directory / RANDOM_DIR)
     for source in (SEARCH_DIR, HEURISTIC_DIR):
-        doc[f"{source}_vs_random"] = source_vs_random(random, _merged(directory / source))
+        doc[f"{source}_vs_random"] = source_vs_random(by_source[RANDOM_DIR], by_source[source])
     return doc
 
 
