@@ -191,20 +191,20 @@ def test_parse_rpc():
         parse_rpc("10.0.0.1:cpu")
 
 
-def test_searcher_hook_runs_once_per_task(tmp_path, tasks, measurer, space_builder):
+def test_a_source_is_asked_again_with_the_programs_it_holds(tmp_path, tasks, measurer, space_builder):
     from tlm_core.program import random_program
 
     calls = []
 
-    def searcher(task, space, m, trials):  # stands in for tlm_core.baselines.search: measured (trace, result)
-        calls.append(task.id)
+    def searcher(task, space, m, trials, known):  # stands in for a search: measured (trace, result), new ones
+        calls.append(len(known))
         programs = [random_program(space, i) for i in range(trials)]
+        programs = [p for p in programs if program_key(trace_json(p.trace)) not in known]
         return [(p.trace, r) for p, r in zip(programs, m.measure(task, [p.mod for p in programs]), strict=True)]
 
-    for _ in range(2):
-        result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
-                               sources=(Source("search", searcher, 2),))  # fmt: skip
-    assert calls == [tasks[0].id] and result.searched == 0  # the second run found the search done
+    runs = [collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
+                          sources=(Source("search", searcher, 2),)) for _ in range(2)]  # fmt: skip
+    assert calls == [0, 2] and [r.searched for r in runs] == [2, 0]  # the second run knew both programs
     assert len(read_records(tmp_path / "search")) == 2
     assert {r["source"] for r in export_rows(tmp_path, builder=space_builder)} == {"random", "search"}
 
@@ -222,6 +222,9 @@ def test_heuristic_top_stores_its_candidates_and_measures_the_best_again(tmp_pat
     assert sorted(per_program.values()).count(2) == 2  # the 2 fastest, measured twice
     rows = [r for r in export_rows(tmp_path, builder=space_builder) if r["source"] == "heuristic"]
     assert rows and all(r["decisions"] for r in rows) and sum(r["records"] == 2 for r in rows) == 2
+    again = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
+                          sources=(Source("heuristic", heuristic_top(top=2), 4),))  # fmt: skip
+    assert again.searched == 0  # the same rules build the same programs: nothing new to measure
 
 
 @pytest.mark.slow

@@ -55,14 +55,17 @@ class MeasurerLike(Protocol):
     ) -> list[MeasureResult]: ...
 
 
-# A searcher returns measured (trace, result) pairs of a task given a budget, e.g. the best of a short
-# evolutionary search (tlm_core.dataset.search). collect stores them under their Source's directory.
-Searcher = Callable[[Task, Space, MeasurerLike, int], list[tuple[Trace, MeasureResult]]]
+# A searcher returns measured (trace, result) pairs of a task given a budget and the program keys its Source
+# already holds for the task (so a rerun measures only what is new), e.g. the best of a short evolutionary
+# search (tlm_core.dataset.search). collect stores them under their Source's directory.
+Searcher = Callable[[Task, Space, MeasurerLike, int, set[str]], list[tuple[Trace, MeasureResult]]]
 
 
 @dataclass(frozen=True)
 class Source:
-    """Programs found other than by random sampling, run once per task after the random stages."""
+    """Programs found other than by random sampling, after the random stages; each run of collect asks the
+    searcher again with what it found before (a search runs once per task; a changed heuristic adds the
+    programs it now builds)."""
 
     name: str  # the RecordStore's directory in the collection: SEARCH_DIR or HEURISTIC_DIR
     find: Searcher
@@ -279,9 +282,8 @@ class Collector:
         if space is None or space.num_points == 0 or task.id in self.stats.skipped_tasks:
             return
         store = RecordStore(self.directory / source.name)
-        if store.records(task.id):
-            return  # searched in an earlier run
-        for trace, result in source.find(task, space, self.measurer, source.budget):
+        known = {program_key(r.trace) for r in store.records(task.id)}
+        for trace, result in source.find(task, space, self.measurer, source.budget, known):
             store.append(task, trace, result, self.measurer.target)
             self.stats.searched += 1
 

@@ -18,6 +18,7 @@ from tlm_core.records import RecordStore
 from tlm_core.space import Space
 
 from .collect import MeasurerLike, Searcher
+from .traces import program_key, trace_json
 
 
 def best_of_search(top: int = 4) -> Searcher:
@@ -25,7 +26,11 @@ def best_of_search(top: int = 4) -> Searcher:
     those whose re-measurement passed (trace, result)."""
     from tlm_core.compile.schedules import Schedule, scheduled_module
 
-    def searcher(task: Task, space: Space, measurer: MeasurerLike, trials: int) -> list[tuple[object, MeasureResult]]:
+    def searcher(
+        task: Task, space: Space, measurer: MeasurerLike, trials: int, known: set[str]
+    ) -> list[tuple[object, MeasureResult]]:
+        if known:  # searched in an earlier run: a second search would mostly find the same programs
+            return []
         with tempfile.TemporaryDirectory() as tmp:
             store = RecordStore(tmp)
             search([task], measurer.target, trials, measurer, store=store)  # type: ignore[arg-type]
@@ -39,12 +44,16 @@ def best_of_search(top: int = 4) -> Searcher:
 
 
 def heuristic_top(top: int = 4) -> Searcher:
-    """A searcher for collect: measure the heuristic's `budget` best candidates (by its own model), then measure
-    the `top` fastest again; returns every first measurement and the re-measurements (two records each)."""
+    """A searcher for collect: measure the heuristic's `budget` best candidates (by its own model) that are not
+    `known` yet, then measure the `top` fastest again; returns every first measurement and the re-measurements
+    (two records each). After a change to the heuristic's rules, a rerun adds only the programs it now builds."""
     from tlm_core.baselines.heuristic import heuristic_candidates
 
-    def searcher(task: Task, space: Space, measurer: MeasurerLike, budget: int) -> list[tuple[object, MeasureResult]]:
+    def searcher(
+        task: Task, space: Space, measurer: MeasurerLike, budget: int, known: set[str]
+    ) -> list[tuple[object, MeasureResult]]:
         cands = heuristic_candidates(space, k=budget)
+        cands = [c for c in cands if program_key(trace_json(c.program.trace)) not in known]
         results = measurer.measure(task, [c.program.mod for c in cands]) if cands else []
         found = [(c.program.trace, r) for c, r in zip(cands, results, strict=True)]
         best = sorted((r.latency, i) for i, (_, r) in enumerate(found) if r.ok)[:top]
