@@ -445,7 +445,7 @@ def heuristic_candidates(
             found.append(cand)
     found.sort(key=lambda c: c.estimate)
     built: list[Candidate] = []
-    for cand in found[: max(3 * k, len(space.sketches))]:
+    for cand in _spread(found, max(3 * k, len(space.sketches))):
         try:  # postprocessors may still reject a vector: keep only programs that build
             cand.program = apply_decisions(space, cand.sketch_index, cand.decisions)
         except InvalidDecisions:
@@ -453,7 +453,20 @@ def heuristic_candidates(
         cand.estimate = program_estimate(cand, hw)
         built.append(cand)
     built.sort(key=lambda c: c.estimate)
-    return built[:k]
+    return sorted(_spread(built, k), key=lambda c: c.estimate)
+
+
+def _spread(ranked: list[Candidate], k: int) -> list[Candidate]:
+    """The first k of `ranked`, each distinct set of tiles before any repeat: the sketch and unroll variants of
+    one tile plan are near-ties of the estimate, and measuring ten of them finds little."""
+    first: list[Candidate] = []
+    rest: list[Candidate] = []
+    seen: set[tuple] = set()
+    for cand in ranked:
+        tiles = tuple(d for d in cand.decisions if isinstance(d, tuple))
+        (rest if tiles in seen else first).append(cand)
+        seen.add(tiles)
+    return (first + rest)[:k]
 
 
 def heuristic_program(space: Space, hw: Hardware | None = None) -> Candidate:
