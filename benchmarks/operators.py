@@ -49,6 +49,10 @@ def suite(quick: bool) -> dict:
     c3, hw3 = 144 // s, 28 // (2 if quick else 1)
     x, wt = te.placeholder((1, c3, hw3, hw3), name="X"), te.placeholder((c3, 1, 3, 3), name="W")
     ops[f"depthwise 3x3 {c3}x{hw3}x{hw3}"] = func(x, wt, topi.nn.depthwise_conv2d_nchw(x, wt, 1, 1, 1))
+    c4, hw4 = 64 // s, 112 // s
+    x = te.placeholder((1, c4, hw4, hw4), name="X")
+    pool = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
+    ops[f"max_pool 3x3/2 {c4}x{hw4}x{hw4}"] = func(x, pool)
     h, sq, d = 12 // (s if quick else 1), 128 // s, 64
     q, kk = te.placeholder((h, sq, d), name="Q"), te.placeholder((h, sq, d), name="K")
     ops[f"batch_matmul {h}x{sq}x{d}x{sq}"] = func(q, kk, topi.nn.batch_matmul(q, kk))

@@ -310,24 +310,32 @@ class _Constructor:
 
     def _location(self, p: DecisionPoint) -> Decision:
         # Producers go to the consumer's cache tile: the deepest spatial loop of its outer (s0/s1) levels,
-        # where the produced slice is reused by the whole tile; else inline, else the consumer's outermost
-        # loop. Never inside the reduction (rx_1): a padded input there is copied again for every tap
-        # (measured: a 3x3 conv 2.6x slower than with the copy at the cache tile).
-        info = self.infos.get(p.consumer or "")
-        tiled = [
-            i
-            for i, name in enumerate(p.consumer_loops)
-            if name.endswith("_1") and i in p.choices and (info is None or info.kinds.get(name[:-2]) == "S")
-        ]
-        if tiled:
+        # where the produced slice is reused by the whole tile. Never inside the reduction (rx_1): a padded
+        # input there is copied again for every tap (a 3x3 conv 2.6x slower than at the cache tile). An
+        # untiled consumer (a pool) gets its producer at its innermost spatial loop (max pool 3x3: 87 us,
+        # root 180 us, inline 400 us); else inline, else the consumer's outermost loop.
+        spatial = [i for i, name in enumerate(p.consumer_loops) if i in p.choices and self._spatial(p, name)]
+        tiled = [i for i in spatial if p.consumer_loops[i].endswith("_1")]
+        untiled = not any(name.endswith("_0") for name in p.consumer_loops)
+        if tiled or (untiled and spatial):
             self.location_kinds.append("tile")
-            return tiled[-1]
+            return (tiled or spatial)[-1]
         if -2 in p.choices:
             self.location_kinds.append("inline")
             return -2
         loops = [c for c in p.choices if isinstance(c, int) and c >= 0]
         self.location_kinds.append("outer" if loops else "root")
         return loops[0] if loops else -1
+
+    def _spatial(self, p: DecisionPoint, loop: str) -> bool:
+        """Whether the consumer's loop (xx_1 of a tiled block, ax3 of an untiled one) is a spatial loop."""
+        block = p.consumer or ""
+        if block not in self.infos:
+            self.infos[block] = block_info(self.sketch.workload, block)
+        info = self.infos[block]
+        head, _, level = loop.rpartition("_")
+        base = head if head and level.isdigit() else loop
+        return info is None or info.kinds.get(base) == "S"
 
 
 # ---- the micro performance model ------------------------------------------------------------------------
@@ -364,8 +372,10 @@ def estimate(space: Space, sketch_index: int, cons: _Constructor, decisions: lis
     rfactor_bonus = 1.0
     if not cons.plans and "rfactor" in trace_text:
         # Partial sums along the split's inner loop are whole vectors (a row sum 768: 14 us vs 30 us along
-        # the outer loop and 47 us without rfactor, which adds one float at a time).
-        rfactor_bonus = 0.5 if _rfactor_on_inner_loop(sketch) else 0.95
+        # the outer loop and 47 us without rfactor, which adds one float at a time). A short window (a 3x3
+        # pool) gains nothing and pays an extra pass (max pool 64x112x112: 0.8 ms vs 0.25 ms without).
+        long = any(p.kind == TILE and (p.extent or 0) >= 64 for p in sketch.points)
+        rfactor_bonus = (0.5 if _rfactor_on_inner_loop(sketch) else 0.95) if long else 2.0
     return (compute / eff + memory) * bonus * inline_penalty * root_penalty * unroll_penalty * rfactor_bonus
 
 
