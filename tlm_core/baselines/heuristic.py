@@ -3,14 +3,16 @@
 In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSchedule's CPU design space:
 
 - innermost spatial tile of the contiguous (last) axis = whole vectors (16 fp32 lanes with AVX-512), a
-  multiple of the cache line where the extent allows;
-- a register tile of a few rows on an axis the vector-loaded operands do not depend on (matmul rows,
-  convolution output channels), so each loaded vector feeds several FMAs and their latency is hidden;
+  multiple of the cache line where the extent allows, else at most one partial vector;
+- a register tile of rows on an axis the vector-loaded operands do not depend on (matmul rows, convolution
+  output channels), 16 accumulators in all, so each loaded vector feeds several FMAs and their latency is hidden;
 - a per-core cache tile grown one axis at a time by data reuse (FLOPs per byte touched, Roller's
   "compute intensity") while its footprint fits the L2 budget and enough outer iterations stay for all cores;
 - the outer iterations split so that the parallel loop MetaSchedule fuses covers all cores;
 - small reduction windows (conv kernels) unrolled into the micro-kernel, long reductions streamed;
-- an unroll depth and compute locations by rule (producers computed at the consumer's cache tile).
+- an unroll depth and compute locations by rule (producers at the consumer's cache tile, never inside its
+  reduction; a pool's padding at its innermost loop);
+- rfactor for long reductions only, on the split's inner loop (vector partial sums).
 
 Top-1 (`heuristic_program`) builds one program per sketch in a single replay each and keeps the one its
 micro performance model (`estimate`) ranks first. Top-k (`heuristic_candidates`) varies the rules' knobs,
