@@ -6,7 +6,13 @@ import sample_models
 import tests.workloads as W
 from tlm_core.baselines.default import default_module
 from tlm_core.baselines.hardware import Hardware
-from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program, heuristic_top_k
+from tlm_core.baselines.heuristic import (
+    _rfactor_on_inner_loop,
+    construct,
+    heuristic_candidates,
+    heuristic_program,
+    heuristic_top_k,
+)
 from tlm_core.frontend import load_model
 from tlm_core.partition import partition, task_from_primfunc
 from tlm_core.target import host_target
@@ -102,7 +108,6 @@ def test_conv_rules_keep_padding_out_of_the_reduction_and_vectors_whole(space_bu
 
 def test_row_sum_takes_the_rfactor_with_vector_partial_sums(space_builder):
     """Measured on 128x768: 14 us, against 30 us (rfactor of the outer loop) and 47 us (none)."""
-    from tlm_core.baselines.heuristic import _rfactor_on_inner_loop
 
     def row_sum(te):
         x, k = te.placeholder((128, 768), name="X"), te.reduce_axis((0, 768), "k")
@@ -122,8 +127,6 @@ def test_a_reducing_producer_is_not_computed_again_for_every_element(space_build
         return [x, te.compute((32, 512), lambda i, j: x[i, j] * te.rsqrt(ms[i] / 512.0), name="out")]
 
     space = space_builder.build(_te_task("rms_norm", rms_norm))
-    from tlm_core.baselines.heuristic import construct
-
     for index in range(len(space.sketches)):
         built = construct(space, index)
         for p, d in zip(space.sketches[index].points, built.decisions, strict=True):

@@ -284,8 +284,7 @@ class _Constructor:
             if p.kind == TILE and p.block:
                 by_block.setdefault(p.block, []).append(p)
         for block, points in by_block.items():
-            info = block_info(sketch.workload, block)
-            self.infos[block] = info
+            info = self._info(block)
             if info is not None and any(info.kinds.get(p.loop or "") == "S" for p in points):
                 self.plans[block] = plan_block(info, points, hw, knobs)
         self.location_kinds: list[str] = []
@@ -339,6 +338,7 @@ class _Constructor:
         return loops[0] if loops else -1
 
     def _info(self, block: str) -> BlockInfo | None:
+        """The unscheduled workload's view of a block, looked up once per replay."""
         if block not in self.infos:
             self.infos[block] = block_info(self.sketch.workload, block)
         return self.infos[block]
