@@ -7,6 +7,7 @@ import pytest
 from tlm_core.language import (
     VERSION,
     LanguageError,
+    decision_mask,
     decision_tokens,
     decode,
     encode,
@@ -80,7 +81,7 @@ def _round_trip(space, rng, samples=3):
             assert decode(sentence.tokens) == (sketch.index, decisions)
             assert decode(sentence.text) == (sketch.index, decisions)
             assert "<unk>" not in sentence.tokens
-            assert len(sentence.decision_mask) == len(sentence.tokens)
+            assert decision_mask(sentence.tokens, sentence.prompt_len) == sentence.decision_mask  # from text
             assert sentence.tokens[: sentence.prompt_len] == prompt.tokens
 
 

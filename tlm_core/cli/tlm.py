@@ -89,6 +89,17 @@ def cmd_corpus(args: argparse.Namespace) -> None:
     emit(args, {"out": args.out, "sentences": n, "models": args.models}, f"{n} sentences appended to {args.out}")
 
 
+def cmd_teacher(args: argparse.Namespace) -> None:
+    from tlm_core.train import write_teacher_corpus
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    counts = write_teacher_corpus(args.out, args.models, args.exclude, log)
+    emit(args, {"out": args.out, **counts}, f"{counts['written']} teacher sentences appended to {args.out}: {counts}")
+
+
 def _settings(args: argparse.Namespace):
     from tlm_core.train import TrainSettings
 
@@ -117,7 +128,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
 def cmd_finetune(args: argparse.Namespace) -> None:
     import json
 
-    from tlm_core.train import finetune, measured_examples
+    from tlm_core.train import finetune, measured_examples, teacher_examples
 
     def log(msg: str) -> None:
         if not args.quiet:
@@ -128,6 +139,11 @@ def cmd_finetune(args: argparse.Namespace) -> None:
     if not examples:
         raise ValueError(f"no successfully measured programs with decisions in {', '.join(args.data)}")
     log(f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)")
+    if args.teacher:
+        taught = teacher_examples(args.teacher)
+        summary |= {"teacher": args.teacher, "teacher_examples": len(taught)}
+        examples += taught
+        log(f"{len(taught)} teacher examples from {', '.join(args.teacher)}")
     info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
     if other:
         return
@@ -163,7 +179,7 @@ def _training_options(sp: argparse.ArgumentParser, steps: int) -> None:
 
 def register(sub: argparse._SubParsersAction, add) -> None:
     from tlm_core.model import PRESETS
-    from tlm_core.train import TRAIN_MODELS
+    from tlm_core.train import HELD_OUT_MODELS, TRAIN_MODELS
 
     sp = add(sub, "generate", cmd_generate, "schedules written by the TLM for every task (or one) of a model")
     sp.add_argument("--task", help="task id, id prefix or fused function name (default: every task)")
@@ -192,6 +208,13 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--models", nargs="+", default=TRAIN_MODELS)
     sp.add_argument("--per-task", type=int, default=48)
     sp.add_argument("--seed", type=int, default=0)
+    sp = add(tsub, "teacher", cmd_teacher, "write the heuristic's Top-1 sentence of many tasks (no measuring)",
+             model=False)  # fmt: skip
+    sp.add_argument("--out", required=True, help="JSON-lines file to append to (resumable)")
+    sp.add_argument("--models", nargs="+", default=["resnet50", "bert", "gpt2", "zoo"],
+                    help="variants or families (tlm_core.dataset.variants_for; zoo: the operator zoo)")  # fmt: skip
+    sp.add_argument("--exclude", nargs="+", default=list(HELD_OUT_MODELS),
+                    help="models whose tasks are never written (the held-out evaluation models)")  # fmt: skip
     sp = add(tsub, "pretrain", cmd_pretrain, "causal-LM pre-training on corpus files (resumable)", model=False)
     sp.add_argument("corpus", nargs="+", help="JSON-lines corpus files from `tlm train corpus`")
     sp.add_argument("--preset", default="small", choices=list(PRESETS))
@@ -202,6 +225,7 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     "data/cpu-znver5) and round directories (data/cpu-znver5-rounds/round1)")  # fmt: skip
     sp.add_argument("--init", help="checkpoint to start from (e.g. the pre-trained one)")
     sp.add_argument("--top", type=int, default=4, help="best distinct programs per task")
+    sp.add_argument("--teacher", nargs="+", help="teacher corpus files (`tlm train teacher`) to learn from too")
     _training_options(sp, steps=300)
     sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
              model=False)  # fmt: skip

@@ -8,6 +8,7 @@ of the import time (the task weights are the 2-layer model's, which training doe
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ HELD_OUT_MODELS = ("mobilenetv2", "efficientnet-b0", "llama-7b")  # evaluation o
 @dataclass(frozen=True)
 class Variant:
     name: str  # e.g. "resnet50-b1-160", "bert-s64"
-    family: str  # "resnet50", "bert", "gpt2", or a sample name for an unmodified sample
+    family: str  # "resnet50", "bert", "gpt2", "zoo" (tlm_core.dataset.zoo), or a sample name as it is
     batch: int = 1
     size: int | None = None  # image side (CNNs) or sequence length (transformers); None: the sample's own
     layers: int = 2  # transformer layers built (see the module docstring)
@@ -29,6 +30,10 @@ class Variant:
             return _resnet50(self.batch, self.size or 224)
         if self.family in ("bert", "gpt2"):
             return _transformer(self.family, self.batch, self.size or 128, self.layers)
+        if self.family == "zoo":
+            from .zoo import build
+
+            return build(self.name)
         raise ValueError(f"no shape variants for {self.family!r}")
 
 
@@ -53,9 +58,23 @@ def variants_for(models: list[str] | None) -> list[Variant]:
         return list(TRAIN_VARIANTS)
     out: list[Variant] = []
     for name in models:
-        found = [v for v in TRAIN_VARIANTS if name in (v.family, v.name)]
+        found = [v for v in TRAIN_VARIANTS if name in (v.family, v.name)] or _parse(name)
+        if name == "zoo" or name.startswith("zoo-"):
+            from .zoo import zoo_names
+
+            found = [Variant(n, "zoo") for n in zoo_names() if name in ("zoo", n)]
         out += found or [Variant(name, name)]  # anything else: a sample (or file) loaded as it is
     return out
+
+
+def _parse(name: str) -> list[Variant]:
+    """A shape variant named like the training ones ("resnet50-b2-160", "bert-s48", "gpt2-b4-s64"), or none."""
+    m = re.fullmatch(r"(resnet50)-b(\d+)-(\d+)|(bert|gpt2)-(?:b(\d+)-)?s(\d+)", name)
+    if not m:
+        return []
+    if m[1]:
+        return [_v("resnet50", int(m[2]), int(m[3]))]
+    return [_v(m[4], int(m[5] or 1), int(m[6]))]
 
 
 def load_variant(variant: Variant):
@@ -63,9 +82,9 @@ def load_variant(variant: Variant):
     import sample_models
     from tlm_core.frontend import load_model
 
-    if variant.family not in ("resnet50", "bert", "gpt2"):
+    if variant.family not in ("resnet50", "bert", "gpt2", "zoo"):
         return load_model(variant.name, allow_code=True)
-    spec = sample_models.SAMPLES[variant.family]
+    spec = sample_models.SAMPLES["resnet50" if variant.family == "zoo" else variant.family]
     return sample_models.load_spec(_VariantSpec(**{**spec.__dict__, "name": variant.name}, variant=variant))
 
 

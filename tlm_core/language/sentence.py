@@ -112,6 +112,16 @@ def encode(space: Space, sketch_index: int, decisions: list[Decision], prompt: P
     return sentence_of_points(prompt, sketch_index, replayed.points, replayed.decisions)
 
 
+def decision_mask(tokens: list[str], prompt_len: int) -> list[bool]:
+    """A sentence's decision mask from its tokens alone: after the prompt, everything but the contexts (from a
+    point's kind word to its "=")."""
+    mask, in_context = [False] * prompt_len, False
+    for tok in tokens[prompt_len:]:
+        in_context = (in_context or tok in KIND_OF_WORD) and tok != "="
+        mask.append(not in_context and tok != "=")
+    return mask
+
+
 def decode(tokens: list[str] | str) -> tuple[int, list[Decision]]:
     """sentence -> (sketch index, decisions), from the tokens alone (the prompt is skipped)."""
     if isinstance(tokens, str):

@@ -3,6 +3,7 @@
 write_corpus(TRAIN_MODELS, "corpus.jsonl", per_task=48)          # random legal sentences, no measurement
 pretrain(["corpus.jsonl"], "ckpt/", TrainSettings(steps=1500))   # resumable; log.jsonl in the folder
 finetune(measured_examples(["data/cpu-znver5"])[0], "ft/", settings, init_from="ckpt/")
+write_teacher_corpus("teacher.jsonl", ["zoo"], HELD_OUT_MODELS)  # the heuristic's programs, no measurement
 """
 
 from .corpus import HELD_OUT_MODELS, TRAIN_MODELS, random_sentences, read_corpus, write_corpus
@@ -12,6 +13,7 @@ from .loop import LOG_FILE, TrainSettings, train
 from .measured import measured_examples, merged_programs
 from .pretrain import pretrain
 from .rounds import pack_round, run_round
+from .teacher import teacher_examples, write_teacher_corpus
 
 __all__ = [
     "HELD_OUT_MODELS",
@@ -30,6 +32,8 @@ __all__ = [
     "random_sentences",
     "read_corpus",
     "run_round",
+    "teacher_examples",
     "train",
     "write_corpus",
+    "write_teacher_corpus",
 ]

@@ -1,0 +1,39 @@
+"""Teacher sentences: the heuristic's Top-1 programs of the operator zoo, written without measuring."""
+
+import json
+
+from tlm_core.baselines.heuristic import heuristic_program
+from tlm_core.dataset import Catalog, variants_for
+from tlm_core.dataset.zoo import KINDS, PER_PART, zoo_names, zoo_ops
+from tlm_core.language import decode
+from tlm_core.train import teacher_examples, write_teacher_corpus
+from tlm_core.train.teacher import catalog_path
+
+
+def test_zoo_is_seeded_and_named():
+    assert len(zoo_names()) == sum(KINDS.values())
+    assert zoo_ops("conv", 3) == zoo_ops("conv", 3) != zoo_ops("conv", 4)
+    assert all(len(zoo_ops(k, 0)) == PER_PART for k in KINDS)
+    depthwise = [op for p in range(KINDS["conv"]) for op in zoo_ops("conv", p) if op[6]]
+    assert depthwise and all(op[1] == op[2] and op[4] > 1 for op in depthwise)  # cout == cin, a real kernel
+    assert [v.family for v in variants_for(["zoo-pool-0", "gpt2-b2-s48"])] == ["zoo", "gpt2"]
+
+
+def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(tmp_path, space_builder):
+    out = tmp_path / "teacher.jsonl"
+    counts = write_teacher_corpus(out, ["zoo-pool-0"], [], log=lambda m: None)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert counts["written"] == len(rows) > 4 and {r["variant"] for r in rows} == {"zoo-pool-0"}
+    tasks = Catalog(catalog_path(out)).tasks
+    for row in rows[:3]:  # each sentence decodes to the heuristic's own program of that task
+        cand = heuristic_program(space_builder.build(tasks[row["task_id"]].task()))
+        assert decode(row["text"]) == (cand.sketch_index, cand.decisions)
+    examples = teacher_examples([out])
+    assert len(examples) == len(rows) and all(any(e.loss_mask) for e in examples)
+    assert not any(examples[0].loss_mask[: rows[0]["prompt_len"]])  # no loss on the prompt
+
+    again = write_teacher_corpus(out, ["zoo-pool-0"], [], log=lambda m: None)
+    assert again["written"] == 0 and len(out.read_text().splitlines()) == len(rows)  # resumed: nothing twice
+    other = tmp_path / "other.jsonl"
+    held_out = write_teacher_corpus(other, ["zoo-pool-0"], ["zoo-pool-0"], log=lambda m: None)
+    assert held_out["written"] == 0 and held_out["excluded"] == counts["written"] + counts["no_decisions"]

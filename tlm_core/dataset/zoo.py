@@ -1,0 +1,158 @@
+"""An operator zoo: single operators of the usual kinds at many seeded-random shapes, for teacher sentences.
+
+The training models (ResNet-50, BERT, GPT-2) hold ~300 unique tasks and no depthwise convolution, 5x5 kernel,
+SiLU or RMSNorm; a model learning schedules from them alone sees few shapes. The zoo adds hundreds of tasks
+whose spaces are built and scheduled by the heuristic without measuring anything (tlm_core.train.corpus). It
+is generated from this file alone (seeded), so it is reproducible; a zoo variant is 8 operators side by side
+in one module ("zoo-<kind>-<part>"), each fused by Relax into its own task. Workloads of held-out models are
+dropped from any corpus by their task id (`--exclude`), so evaluation stays on unseen tasks.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+KINDS = {"conv": 30, "linear": 12, "bmm": 8, "softmax": 4, "norm": 4, "pool": 4, "eltwise": 4}  # kind -> parts
+PER_PART = 8
+_CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
+_HW = [7, 14, 28, 56, 112]
+_DIM = [64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]
+_ROWS = [1, 4, 16, 32, 49, 64, 128, 196, 256, 512]
+_ACTS = ["none", "relu", "relu6", "silu", "gelu"]
+
+
+def zoo_names() -> list[str]:
+    return [f"zoo-{kind}-{part}" for kind, parts in KINDS.items() for part in range(parts)]
+
+
+def zoo_ops(kind: str, part: int) -> list[tuple]:
+    """The operator specs of one zoo variant: (kind, *shape, act) tuples, seeded by the variant's name."""
+    rng = random.Random(f"{kind}-{part}")
+    return [_draw(kind, rng) for _ in range(PER_PART)]
+
+
+def _draw(kind: str, rng: random.Random) -> tuple:
+    act = rng.choice(_ACTS)
+    if kind == "conv":
+        while True:
+            cin, hw, k, stride = rng.choice(_CH), rng.choice(_HW), rng.choice([1, 1, 3, 3, 5, 7]), rng.choice([1, 1, 2])
+            depthwise = k > 1 and rng.random() < 0.4
+            cout = cin if depthwise else rng.choice(_CH)
+            macs = cout * (hw // stride) ** 2 * k * k * (1 if depthwise else cin)
+            if macs <= 4e8 and cin * hw * hw <= 8e5:
+                return ("conv", cin, cout, hw, k, stride, depthwise, act)
+    if kind == "linear":
+        return ("linear", rng.choice(_ROWS), rng.choice(_DIM), rng.choice(_DIM), act)
+    if kind == "bmm":
+        heads, seq, dim = rng.choice([1, 4, 8, 12, 16, 32]), rng.choice([16, 32, 64, 128, 196, 256, 512]), rng.choice(
+            [32, 64, 80, 128])  # fmt: skip
+        return ("bmm", heads, seq, dim, rng.random() < 0.5, "none")  # scores (q @ k^T) or context (p @ v)
+    if kind == "softmax":
+        return ("softmax", rng.choice([1, 4, 8, 12, 32]), rng.choice([16, 32, 64, 128, 256, 512]), "none")
+    if kind == "norm":
+        return ("norm", rng.choice(_ROWS[2:]), rng.choice(_DIM[:8]), rng.choice(["layer", "rms"]))
+    if kind == "pool":
+        return ("pool", rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["max3", "avg2", "mean"]))
+    assert kind == "eltwise"
+    return ("eltwise", rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["add_relu", "silu", "gelu", "mul_add"]))
+
+
+def build(name: str) -> tuple[Any, tuple[Any, ...]]:
+    """(torch module in eval mode, example inputs) of the zoo variant `name` ("zoo-<kind>-<part>")."""
+    import torch
+
+    _, kind, part = name.split("-")
+    if kind not in KINDS or not 0 <= int(part) < KINDS[kind]:
+        raise ValueError(f"no zoo variant {name!r}")
+    torch.manual_seed(int(part))
+    ops = [_Op(spec) for spec in zoo_ops(kind, int(part))]
+    gen = torch.Generator().manual_seed(1)
+    inputs = tuple(torch.randn(op.input_shape, generator=gen) for op in ops)
+    return _Zoo(ops).eval(), inputs
+
+
+def _act(name: str):
+    import torch.nn as nn
+
+    return {"none": nn.Identity(), "relu": nn.ReLU(), "relu6": nn.ReLU6(), "silu": nn.SiLU(), "gelu": nn.GELU()}[name]
+
+
+def _Op(spec: tuple):  # noqa: N802 - builds a torch module class on first use (importing this module stays cheap)
+    import torch
+    import torch.nn as nn
+
+    class Op(nn.Module):
+        def __init__(self, spec: tuple) -> None:
+            super().__init__()
+            self.spec, kind = spec, spec[0]
+            if kind == "conv":
+                _, cin, cout, hw, k, stride, depthwise, act = spec
+                self.input_shape = (1, cin, hw, hw)
+                groups = cin if depthwise else 1
+                self.body = nn.Sequential(nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False),
+                                          nn.BatchNorm2d(cout), _act(act))  # fmt: skip
+                self.body[1].running_mean.uniform_(-0.5, 0.5)
+                self.body[1].running_var.uniform_(0.5, 2.0)
+            elif kind == "linear":
+                _, rows, k, n, act = spec
+                self.input_shape = (rows, k)
+                self.body = nn.Sequential(nn.Linear(k, n), _act(act))
+            elif kind == "bmm":
+                _, heads, seq, dim, scores, _ = spec
+                self.input_shape = (heads, seq, dim if scores else seq)
+                self.other = nn.Parameter(torch.randn(heads, seq, dim) * 0.1)
+            elif kind == "softmax":
+                _, heads, seq, _ = spec
+                self.input_shape = (heads, seq, seq)
+            elif kind == "norm":
+                _, rows, n, which = spec
+                self.input_shape = (rows, n)
+                self.weight = nn.Parameter(torch.rand(n) + 0.5)
+                self.norm = nn.LayerNorm(n) if which == "layer" else None
+            else:
+                _, c, hw, _ = spec
+                self.input_shape = (1, c, hw, hw)
+                self.bias = nn.Parameter(torch.randn(1, c, 1, 1))
+
+        def forward(self, x):
+            kind, last = self.spec[0], self.spec[-1]
+            if kind in ("conv", "linear"):
+                return self.body(x)
+            if kind == "bmm":
+                return x @ self.other.transpose(1, 2) if self.spec[4] else x @ self.other
+            if kind == "softmax":
+                return torch.softmax(x * 0.125, dim=-1)
+            if kind == "norm":
+                if self.norm is not None:
+                    return self.norm(x)
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+            if kind == "pool":
+                if last == "max3":
+                    return torch.nn.functional.max_pool2d(x, 3, 2, 1)
+                if last == "avg2":
+                    return torch.nn.functional.avg_pool2d(x, 2)
+                return x.mean((2, 3), keepdim=True)
+            if last == "add_relu":
+                return torch.relu(x + self.bias)
+            if last == "silu":
+                return x * torch.sigmoid(x)
+            if last == "gelu":
+                return torch.nn.functional.gelu(x)
+            return x * self.bias + 1.0
+
+    return Op(spec)
+
+
+def _Zoo(ops: list):  # noqa: N802 - see _Op
+    import torch.nn as nn
+
+    class Zoo(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops = nn.ModuleList(ops)
+
+        def forward(self, *xs):
+            return tuple(op(x) for op, x in zip(self.ops, xs, strict=True))
+
+    return Zoo()

@@ -1,0 +1,91 @@
+"""Teacher sentences: the Roller-style heuristic's Top-1 program for many tasks, written without measuring.
+
+Measured fine-tuning targets exist for ~215 training tasks only, too few shapes for the model to learn the
+rules that make a fast program (a whole number of vectors innermost, enough parallel work, reuse in cache).
+The heuristic writes those rules down, and its Top-1 matches 64-trial search on the operators benchmark, so
+its programs for hundreds of further tasks (the training variants and the operator zoo, tlm_core.dataset.zoo)
+are a distillation corpus: one sentence per task, loss on the decisions. Tasks of the held-out models are
+loaded too, only to be excluded by id, so evaluation stays on tasks the model never saw.
+
+One JSON line per task: {"variant", "task_id", "task", "sketch", "prompt_len", "text", "teacher"}.
+Appending and resumable: a task already in the file is skipped; loaded variants are kept in a catalogue
+next to it (<out>.catalog.jsonl).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from ..language import LanguageError, decision_mask, encode, encode_ids
+from .corpus import read_corpus
+from .data import Example, decision_example
+
+
+def catalog_path(out: str | Path) -> Path:
+    out = Path(out)
+    return out.with_name(out.name.removesuffix(".gz").removesuffix(".jsonl") + ".catalog.jsonl")
+
+
+def write_teacher_corpus(
+    out: str | Path,
+    models: list[str],
+    exclude_models: list[str],
+    log: Callable[[str], None] = print,
+    target: str = "llvm",
+) -> dict:
+    """Append the heuristic's Top-1 sentence of every task of `models` (variant names or families, see
+    tlm_core.dataset.variants_for) that is not a task of `exclude_models`. Returns counts."""
+    from ..baselines.heuristic import heuristic_program
+    from ..dataset import Catalog, variants_for
+    from ..space import SpaceBuilder
+    from ..target import host_target
+
+    tgt = host_target(target)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    catalog = Catalog(catalog_path(out))
+    wanted, held_out = variants_for(models), variants_for(exclude_models)
+    catalog.ensure(held_out + wanted, tgt, log)
+    excluded = {t.id for t in catalog.for_variants([v.name for v in held_out])}
+    done = {row["task_id"] for row in read_corpus([out])} if out.exists() else set()
+    builder = SpaceBuilder.for_target(tgt)
+    counts = {"written": 0, "known": len(done), "excluded": 0, "no_decisions": 0, "failed": 0}
+    tasks = catalog.for_variants([v.name for v in wanted])
+    with out.open("a") as f:
+        for i, t in enumerate(tasks):
+            if t.id in excluded:
+                counts["excluded"] += 1
+                continue
+            if t.id in done:
+                continue
+            space = builder.build(t.task())
+            if not any(s.points for s in space.sketches):
+                counts["no_decisions"] += 1
+                continue
+            try:
+                cand = heuristic_program(space)
+                s = encode(space, cand.sketch_index, cand.decisions)
+            except (LanguageError, ValueError) as err:  # InvalidDecisions is a ValueError
+                log(f"task {t.name} ({t.id}): no teacher sentence ({err})")
+                counts["failed"] += 1
+                continue
+            row = {"variant": next(iter(t.models)), "task_id": t.id, "task": t.name, "sketch": s.sketch_index,
+                   "prompt_len": s.prompt_len, "text": s.text, "teacher": "heuristic"}  # fmt: skip
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+            done.add(t.id)
+            counts["written"] += 1
+            if (i + 1) % 50 == 0:
+                log(f"{i + 1}/{len(tasks)} tasks, {counts['written']} sentences written")
+    return counts
+
+
+def teacher_examples(paths: list[str | Path]) -> list[Example]:
+    """Fine-tuning examples of teacher corpus files (loss on the decision tokens, as for measured ones)."""
+    examples = []
+    for row in read_corpus(paths):
+        tokens = row["text"].split()
+        examples.append(decision_example(encode_ids(tokens), decision_mask(tokens, row["prompt_len"])))
+    return examples
