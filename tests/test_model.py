@@ -49,3 +49,12 @@ def test_checkpoint_of_another_language_is_refused(tmp_path):
         load_checkpoint(tmp_path)
     with pytest.raises(FileNotFoundError):
         load_checkpoint(tmp_path / "missing")
+
+
+def test_an_earlier_version_of_the_same_vocabulary_is_only_a_training_start(tmp_path):
+    save_checkpoint(new_model(preset("tiny")), tmp_path)
+    meta = json.loads((tmp_path / "tlm_language.json").read_text())
+    (tmp_path / "tlm_language.json").write_text(json.dumps({**meta, "version": "tlm-lang-1"}))
+    with pytest.raises(LanguageError, match="tlm-lang-1"):  # same tokens, written in another order
+        load_checkpoint(tmp_path)
+    assert load_checkpoint(tmp_path, any_version=True) is not None  # what `--init` does

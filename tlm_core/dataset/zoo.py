@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-KINDS = {"conv": 30, "linear": 12, "bmm": 8, "softmax": 4, "norm": 4, "pool": 4, "eltwise": 4}  # kind -> parts
+KINDS = {"conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4}  # kind -> parts
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
 _HW = [7, 14, 28, 56, 112]

@@ -1,12 +1,15 @@
 """Decision points and decisions as tokens: the live context of each point, then its decision.
 
-    tile b1 x 2^6 ; n 2^2 ; max 2^6 ; =  2^1 ; 2^3 ; ; 2^2 ;     a tiling [2, 8, 1, 4] of extent 64
+    tile b1 x 2^6 ; n 2^2 ; max 2^6 ; =  2^2 ; ; 2^3 ; 2^1 ;     a tiling [2, 8, 1, 4] of extent 64
     cat use:unroll_explicit k 2^2 ; =  c2                        candidate index 2 of 4
     loc b0 in b1 loops 2^1 5^1 ; legal 3^1 ; =  L-1              -2 inline, -1 root, i >= 0 a consumer loop
 
 The context (everything before "=") is fixed by the sketch and the earlier decisions; the generator writes it
-as forced tokens and only chooses the decision tokens. Locations, candidates and sketches have a bounded
-number of tokens (MAX_*); a space that needs more raises LanguageError instead of writing something wrong.
+as forced tokens and only chooses the decision tokens. A tiling is written innermost factor first (the list
+itself, as TVM takes it, is outer to inner): the innermost factor decides vectorisation and register reuse, so
+it is the decision the model should make with the most freedom, and the outermost is what remains.
+Locations, candidates and sketches have a bounded number of tokens (MAX_*); a space that needs more raises
+LanguageError instead of writing something wrong.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def decision_tokens(point: DecisionPoint, decision: Decision) -> list[str]:
         factors = decision if isinstance(decision, tuple) else (decision,)
         if any(f < 1 for f in factors):  # a non-constant loop's fixed (-1, 1, ...): not a choice anyone makes
             raise LanguageError(f"tile {list(factors)} of a loop without a constant extent cannot be written")
-        return [tok for f in factors for tok in number_tokens(f)]
+        return [tok for f in reversed(factors) for tok in number_tokens(f)]  # innermost first
     if point.kind == CATEGORICAL:
         if not 0 <= int(decision) < MAX_CANDIDATES:  # type: ignore[arg-type]
             raise LanguageError(f"categorical index {decision} is beyond the language's {MAX_CANDIDATES}")
@@ -87,7 +90,7 @@ def read_decision(tokens: list[str], i: int, kind: str) -> tuple[Decision, int]:
             factors.append(value)
         if not factors:
             raise LanguageError(f"a tile decision at token {i} has no factors")
-        return tuple(factors), i
+        return tuple(reversed(factors)), i
     tok = tokens[i] if i < len(tokens) else "<end>"
     if kind == CATEGORICAL and tok.startswith("c") and tok[1:].isdigit():
         return int(tok[1:]), i + 1

@@ -16,7 +16,7 @@ from .hardware import hardware_vocab
 from .numbers import number_vocab
 from .operator import operator_vocab
 
-VERSION = "tlm-lang-1"
+VERSION = "tlm-lang-2"  # 2: tile factors innermost first
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = [PAD, BOS, EOS, UNK]
 META_FILE = "tlm_language.json"  # saved next to the tokenizer in a checkpoint
@@ -71,15 +71,16 @@ def save_language(directory: str | Path) -> None:
     (directory / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
 
 
-def check_language(directory: str | Path) -> None:
-    """Raise LanguageError unless the checkpoint in `directory` speaks this version of the language."""
+def check_language(directory: str | Path, any_version: bool = False) -> None:
+    """Raise LanguageError unless the checkpoint in `directory` speaks this version of the language (or, with
+    any_version, another version of the same vocabulary)."""
     from .decisions import LanguageError
 
     path = Path(directory) / META_FILE
     if not path.exists():
         raise LanguageError(f"{directory} has no {META_FILE}: not a TLM checkpoint")
     meta = json.loads(path.read_text())
-    if meta.get("vocab_hash") != vocab_hash():
+    if meta.get("vocab_hash") != vocab_hash() or (meta.get("version") != VERSION and not any_version):
         raise LanguageError(
             f"checkpoint {directory} speaks {meta.get('version')} (vocabulary {meta.get('vocab_hash')}), "
             f"this code speaks {VERSION} ({vocab_hash()}): retrain or use a matching checkpoint"

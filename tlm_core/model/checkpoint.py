@@ -45,15 +45,18 @@ def save_checkpoint(model, directory: str | Path, extra: dict | None = None) -> 
     return directory
 
 
-def load_checkpoint(directory: str | Path):
-    """The model in a checkpoint folder, in eval mode; refuses one written for another language version."""
+def load_checkpoint(directory: str | Path, any_version: bool = False):
+    """The model in a checkpoint folder, in eval mode; refuses one written for another language version.
+
+    any_version: accept another version with the same vocabulary (its weights are a fine start for training
+    in this version, not a model of it)."""
     from transformers import GPT2LMHeadModel
 
     _quiet_transformers()
     directory = Path(directory)
     if not (directory / "config.json").exists():
         raise FileNotFoundError(f"no checkpoint in {directory} (config.json missing)")
-    check_language(directory)
+    check_language(directory, any_version)
     model = GPT2LMHeadModel.from_pretrained(directory)
     model.eval()
     return model

@@ -85,7 +85,7 @@ def _train(
     if state.get("phase") == phase:
         model, step = load_checkpoint(out), int(state.get("step", 0))
     elif init_from is not None:
-        model, step = load_checkpoint(init_from), 0
+        model, step = load_checkpoint(init_from, any_version=True), 0  # e.g. weights of an earlier language
     else:
         model, step = new_model(config or TLMConfig(), settings.seed), 0
     if settings.threads:

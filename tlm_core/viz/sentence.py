@@ -354,17 +354,18 @@ def _tile_text(generation: Generation, index: int, point: DecisionPoint) -> str:
     factors = list(generation.decisions[point.index])  # type: ignore[arg-type]
     earlier = [s for s in generation.steps[:index] if s.point == point.index]
     k = sum(1 for s in earlier if s.token == END)  # factors completed before this token
-    done = math.prod(factors[:k])
+    done = math.prod(factors[::-1][:k])  # written innermost first
     remaining = (point.extent or 1) // done
     limit = point.max_innermost_factor
     cap = f"; the innermost is at most {limit}" if limit is not None and limit > 0 else ""
     text = (
         f"Decision #{point.index} is the **{point.title()}**: **tiling** splits the loop into {point.n} nested "
-        f"loops whose trip counts multiply to {point.extent}{cap}. The model writes the factors outer to inner, "
-        f"each as prime powers ending with `;`. This token belongs to factor {k + 1} of {point.n}"
+        f"loops whose trip counts multiply to {point.extent}{cap}. The model writes the factors innermost first "
+        f"(the loop that is vectorised, then outwards), each as prime powers ending with `;`. This token belongs "
+        f"to factor {k + 1} of {point.n} counted from the innermost"
     )
     if k == 0:
-        text += ", the first: it must divide the extent, "
+        text += ", the first: it must divide the extent (and respect the cap), "
     elif k == (point.n or 0) - 1:
         text += f": the factors before it multiply to {done}, so this last one must be exactly {remaining}, "
     else:

@@ -1,0 +1,38 @@
+"""benchmarks/agreement.py --quick: the shipped checkpoint's greedy programs against the heuristic's."""
+
+import json
+import sys
+
+import pytest
+
+from benchmarks import agreement
+
+
+def test_agreement_counts_equal_decisions():
+    from types import SimpleNamespace
+
+    class Fixed:  # a "generator" that writes a known program
+        def __init__(self, sketch, decisions):
+            self.out = SimpleNamespace(sketch_index=sketch, decisions=decisions)
+
+        def greedy(self, space):
+            return self.out
+
+    heuristic = SimpleNamespace(sketch_index=0, decisions=[(4, 16), (2, 8), 1])
+    same = agreement.agreement(Fixed(0, [(4, 16), (2, 8), 1]), [(None, heuristic)])
+    assert same == {"tasks": 1, "sketch": 1.0, "programs": 1.0, "tiles": 1.0, "innermost": 1.0, "tile_decisions": 2}
+    half = agreement.agreement(Fixed(0, [(8, 8), (2, 8), 1]), [(None, heuristic)])
+    assert half["programs"] == 0.0 and half["tiles"] == 0.5 and half["innermost"] == 0.5
+    other = agreement.agreement(Fixed(1, [(4, 16), (2, 8), 1]), [(None, heuristic)])
+    assert other["sketch"] == 0.0 and other["tile_decisions"] == 0
+
+
+@pytest.mark.slow
+def test_agreement_quick(tmp_path, monkeypatch):
+    monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setattr(sys, "argv", ["agreement.py", "--quick", "--work", str(tmp_path / "work")])
+    agreement.main()
+    doc = json.loads((tmp_path / "results" / "agreement-quick.json").read_text())
+    (row,) = doc["rows"]
+    assert row["tasks"] > 5 and 0 <= row["innermost"] <= 1 and row["tile_decisions"] > 0
+    assert "| checkpoint |" in (tmp_path / "results" / "agreement-quick.md").read_text()
