@@ -4,6 +4,7 @@ import json
 import random
 
 import numpy as np
+import pytest
 
 from tlm_core.cli import main
 from tlm_core.dataset import Catalog
@@ -11,7 +12,7 @@ from tlm_core.dataset.catalog import CATALOG_FILE
 from tlm_core.dataset.collect import RANDOM_DIR
 from tlm_core.dataset.traces import SketchMatcher
 from tlm_core.generator import Generator
-from tlm_core.language import encode
+from tlm_core.language import VERSION, LanguageError, encode
 from tlm_core.measure.result import MeasureResult
 from tlm_core.model import load_checkpoint, preset, train_state
 from tlm_core.program import random_program
@@ -35,7 +36,7 @@ def write_corpus(path, spaces, per_task=6):
     with path.open("w") as f:
         for space in spaces:
             for s in random_sentences(space, per_task, rng):
-                f.write(json.dumps({"task_id": space.task.id, "text": s.text}) + "\n")
+                f.write(json.dumps({"task_id": space.task.id, "text": s.text, "language": VERSION}) + "\n")
     return path
 
 
@@ -58,6 +59,13 @@ def test_pretrain_resumes_and_logs(tmp_path, workload_spaces):
 
     g = Generator(load_checkpoint(out)).greedy(space)
     apply_decisions(space, g.sketch_index, g.decisions)
+
+
+def test_a_corpus_of_another_language_version_is_refused(tmp_path):
+    path = tmp_path / "v1.jsonl"
+    path.write_text(json.dumps({"task_id": "t", "text": "<bos> <eos>"}) + "\n")  # no "language": version 1
+    with pytest.raises(LanguageError, match="tlm-lang-1"):
+        pretrain([path], tmp_path / "ckpt", TrainSettings(steps=1, **FAST), preset("tiny"), quiet=True)
 
 
 def test_time_budget_stops_with_a_checkpoint(tmp_path, workload_spaces):

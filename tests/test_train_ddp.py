@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from tlm_core.language.vocab import BOS, EOS, SPECIALS, vocab_tokens
+from tlm_core.language.vocab import BOS, EOS, SPECIALS, VERSION, vocab_tokens
 from tlm_core.model import new_model, preset, train_state
 from tlm_core.train import LOG_FILE, TrainSettings, pretrain
 
@@ -27,7 +27,7 @@ def write_corpus(path: Path, n: int = 8) -> Path:
     with path.open("w") as f:
         for i in range(n):
             text = " ".join([BOS, *rng.choices(words, k=4 + 3 * i), EOS])
-            f.write(json.dumps({"task_id": "t", "text": text}) + "\n")
+            f.write(json.dumps({"task_id": "t", "text": text, "language": VERSION}) + "\n")
     return path
 
 

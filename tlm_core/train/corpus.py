@@ -1,6 +1,6 @@
 """Pre-training corpus: sentences with random legal decisions, sampled from the spaces of training models.
 
-One JSON line per sentence: {"model", "task_id", "task", "sketch", "prompt_len", "text"}. No measurement is
+One JSON line per sentence: {"model", "task_id", "task", "sketch", "prompt_len", "text", "language"}. No measurement is
 needed: pre-training teaches the language (what a legal, well-formed decision looks like in its context).
 """
 
@@ -12,7 +12,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..language import LanguageError, Sentence, make_prompt, sentence_of_points
+from ..language import VERSION, LanguageError, Sentence, make_prompt, sentence_of_points
 from ..space import Space, replay
 
 # The paper's training side (the other three models are held out for evaluation).
@@ -62,7 +62,7 @@ def write_corpus(
                 try:
                     for s in random_sentences(space, per_task, rng):
                         row = {"model": name, "task_id": task.id, "task": task.name, "sketch": s.sketch_index,
-                               "prompt_len": s.prompt_len, "text": s.text}  # fmt: skip
+                               "prompt_len": s.prompt_len, "text": s.text, "language": VERSION}  # fmt: skip
                         out.write(json.dumps(row) + "\n")
                         written += 1
                 except LanguageError:
@@ -72,10 +72,16 @@ def write_corpus(
 
 
 def read_corpus(paths: list[str | Path]) -> list[dict]:
-    """Every row of JSON-lines corpus files (plain, or gzip-compressed when the name ends in .gz)."""
+    """Every row of JSON-lines corpus files (plain, or gzip-compressed when the name ends in .gz).
+
+    Refuses sentences of another language version (rows without one are version 1's)."""
     rows: list[dict] = []
     for p in paths:
         opener = gzip.open if str(p).endswith(".gz") else open
         with opener(p, "rt") as f:
             rows += [json.loads(line) for line in f if line.strip()]
+        other = {r.get("language", "tlm-lang-1") for r in rows} - {VERSION}
+        if other:
+            raise LanguageError(f"{p} holds sentences of {', '.join(sorted(other))}; this code writes {VERSION}: "
+                                "write the corpus again (tlm train corpus / tlm train teacher)")  # fmt: skip
     return rows

@@ -7,7 +7,7 @@ its programs for hundreds of further tasks (the training variants and the operat
 are a distillation corpus: one sentence per task, loss on the decisions. Tasks of the held-out models are
 loaded too, only to be excluded by id, so evaluation stays on tasks the model never saw.
 
-One JSON line per task: {"variant", "task_id", "task", "sketch", "prompt_len", "text", "teacher"}.
+One JSON line per task: {"variant", "task_id", "task", "sketch", "prompt_len", "text", "teacher", "language"}.
 Appending and resumable: a task already in the file is skipped; loaded variants are kept in a catalogue
 next to it (<out>.catalog.jsonl).
 """
@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from ..language import LanguageError, decision_mask, encode, encode_ids
+from ..language import VERSION, LanguageError, decision_mask, encode, encode_ids
 from .corpus import read_corpus
 from .data import Example, decision_example
 
@@ -72,7 +72,8 @@ def write_teacher_corpus(
                 counts["failed"] += 1
                 continue
             row = {"variant": next(iter(t.models)), "task_id": t.id, "task": t.name, "sketch": s.sketch_index,
-                   "prompt_len": s.prompt_len, "text": s.text, "teacher": "heuristic"}  # fmt: skip
+                   "prompt_len": s.prompt_len, "text": s.text, "teacher": "heuristic",
+                   "language": VERSION}  # fmt: skip
             f.write(json.dumps(row) + "\n")
             f.flush()
             done.add(t.id)
