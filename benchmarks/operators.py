@@ -137,7 +137,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="only operators whose name starts with this")
     p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows")
     p.add_argument("--candidates", type=int, default=10, help="k of the TLM's best-of-k")
+    p.add_argument("--task-ids", action="store_true", help="print the task id of every operator (both suites) and "
+                   "exit: `tlm train teacher --exclude-tasks` keeps them out of training")  # fmt: skip
     args = p.parse_args(argv)
+    if args.task_ids:
+        from tlm_core.partition import task_from_primfunc
+
+        for quick in (False, True):
+            for name, prim in suite(quick).items():
+                print(task_from_primfunc(prim, name.split()[0]).id, name)
+        return 0
     trials = args.trials if args.trials is not None else (8 if args.quick else 64)
 
     from tlm_core.generator import Generator

@@ -17,6 +17,9 @@ def test_zoo_is_seeded_and_named():
     depthwise = [op for p in range(KINDS["conv"]) for op in zoo_ops("conv", p) if op[6]]
     assert depthwise and all(op[1] == op[2] and op[4] > 1 for op in depthwise)  # cout == cin, a real kernel
     assert [v.family for v in variants_for(["zoo-pool-0", "gpt2-b2-s48"])] == ["zoo", "gpt2"]
+    plain = [op for p in range(KINDS["plain"]) for op in zoo_ops("plain", p)]
+    assert {op[0] for op in plain} == {"conv", "matmul", "reduce"}  # single operators, no epilogue
+    assert all(op[-1] == "plain" for op in plain if op[0] == "conv")
 
 
 def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(tmp_path, space_builder):
@@ -37,3 +40,5 @@ def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(tmp_path, sp
     other = tmp_path / "other.jsonl"
     held_out = write_teacher_corpus(other, ["zoo-pool-0"], ["zoo-pool-0"], log=lambda m: None)
     assert held_out["written"] == 0 and held_out["excluded"] == counts["written"] + counts["no_decisions"]
+    by_id = write_teacher_corpus(tmp_path / "ids.jsonl", ["zoo-pool-0"], [], lambda m: None, {rows[0]["task_id"]})
+    assert by_id["written"] == len(rows) - 1 and by_id["excluded"] == 1

@@ -96,7 +96,9 @@ def cmd_teacher(args: argparse.Namespace) -> None:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    counts = write_teacher_corpus(args.out, args.models, args.exclude, log)
+    ids = frozenset(line.split()[0] for f in args.exclude_tasks or [] for line in Path(f).read_text().splitlines()
+                    if line.strip() and not line.startswith("#"))  # fmt: skip
+    counts = write_teacher_corpus(args.out, args.models, args.exclude, log, ids)
     emit(args, {"out": args.out, **counts}, f"{counts['written']} teacher sentences appended to {args.out}: {counts}")
 
 
@@ -215,6 +217,9 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     help="variants or families (tlm_core.dataset.variants_for; zoo: the operator zoo)")  # fmt: skip
     sp.add_argument("--exclude", nargs="+", default=list(HELD_OUT_MODELS),
                     help="models whose tasks are never written (the held-out evaluation models)")  # fmt: skip
+    sp.add_argument("--exclude-tasks", nargs="+", metavar="FILE",
+                    help="files of task ids (first word of each line) never written, e.g. from "
+                    "`python benchmarks/operators.py --task-ids`")  # fmt: skip
     sp = add(tsub, "pretrain", cmd_pretrain, "causal-LM pre-training on corpus files (resumable)", model=False)
     sp.add_argument("corpus", nargs="+", help="JSON-lines corpus files from `tlm train corpus`")
     sp.add_argument("--preset", default="small", choices=list(PRESETS))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-KINDS = {"conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4}  # kind -> parts
+KINDS = {"conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40}
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
 _HW = [7, 14, 28, 56, 112]
@@ -35,13 +35,14 @@ def zoo_ops(kind: str, part: int) -> list[tuple]:
 def _draw(kind: str, rng: random.Random) -> tuple:
     act = rng.choice(_ACTS)
     if kind == "conv":
-        while True:
-            cin, hw, k, stride = rng.choice(_CH), rng.choice(_HW), rng.choice([1, 1, 3, 3, 5, 7]), rng.choice([1, 1, 2])
-            depthwise = k > 1 and rng.random() < 0.4
-            cout = cin if depthwise else rng.choice(_CH)
-            macs = cout * (hw // stride) ** 2 * k * k * (1 if depthwise else cin)
-            if macs <= 4e8 and cin * hw * hw <= 8e5:
-                return ("conv", cin, cout, hw, k, stride, depthwise, act)
+        return _conv(rng, act)
+    if kind == "plain":  # no epilogue: what a single operator (benchmarks/operators.py, TVMScript) looks like
+        which = rng.choice(["conv", "conv", "matmul", "reduce"])
+        if which == "conv":
+            return _conv(rng, "plain")
+        if which == "matmul":
+            return ("matmul", rng.choice(_ROWS), rng.choice(_DIM), rng.choice(_DIM), "none")
+        return ("reduce", rng.choice(_ROWS[2:]), rng.choice(_DIM), rng.choice(["sum", "max", "mean"]))
     if kind == "linear":
         return ("linear", rng.choice(_ROWS), rng.choice(_DIM), rng.choice(_DIM), act)
     if kind == "bmm":
@@ -56,6 +57,16 @@ def _draw(kind: str, rng: random.Random) -> tuple:
         return ("pool", rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["max3", "avg2", "mean"]))
     assert kind == "eltwise"
     return ("eltwise", rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["add_relu", "silu", "gelu", "mul_add"]))
+
+
+def _conv(rng: random.Random, act: str) -> tuple:
+    while True:
+        cin, hw, k, stride = rng.choice(_CH), rng.choice(_HW), rng.choice([1, 1, 3, 3, 5, 7]), rng.choice([1, 1, 2])
+        depthwise = k > 1 and rng.random() < 0.4
+        cout = cin if depthwise else rng.choice(_CH)
+        macs = cout * (hw // stride) ** 2 * k * k * (1 if depthwise else cin)
+        if macs <= 4e8 and cin * hw * hw <= 8e5:
+            return ("conv", cin, cout, hw, k, stride, depthwise, act)  # act "plain": no BN, no activation
 
 
 def build(name: str) -> tuple[Any, tuple[Any, ...]]:
@@ -89,15 +100,24 @@ def _Op(spec: tuple):  # noqa: N802 - builds a torch module class on first use (
             if kind == "conv":
                 _, cin, cout, hw, k, stride, depthwise, act = spec
                 self.input_shape = (1, cin, hw, hw)
-                groups = cin if depthwise else 1
-                self.body = nn.Sequential(nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False),
-                                          nn.BatchNorm2d(cout), _act(act))  # fmt: skip
-                self.body[1].running_mean.uniform_(-0.5, 0.5)
-                self.body[1].running_var.uniform_(0.5, 2.0)
+                conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=cin if depthwise else 1, bias=False)
+                if act == "plain":
+                    self.body = conv
+                else:
+                    self.body = nn.Sequential(conv, nn.BatchNorm2d(cout), _act(act))
+                    self.body[1].running_mean.uniform_(-0.5, 0.5)
+                    self.body[1].running_var.uniform_(0.5, 2.0)
             elif kind == "linear":
                 _, rows, k, n, act = spec
                 self.input_shape = (rows, k)
                 self.body = nn.Sequential(nn.Linear(k, n), _act(act))
+            elif kind == "matmul":
+                _, rows, k, n, _ = spec
+                self.input_shape = (rows, k)
+                self.other = nn.Parameter(torch.randn(k, n) * 0.05)
+            elif kind == "reduce":
+                _, rows, n, _ = spec
+                self.input_shape = (rows, n)
             elif kind == "bmm":
                 _, heads, seq, dim, scores, _ = spec
                 self.input_shape = (heads, seq, dim if scores else seq)
@@ -119,6 +139,10 @@ def _Op(spec: tuple):  # noqa: N802 - builds a torch module class on first use (
             kind, last = self.spec[0], self.spec[-1]
             if kind in ("conv", "linear"):
                 return self.body(x)
+            if kind == "matmul":
+                return x @ self.other
+            if kind == "reduce":
+                return x.sum(-1) if last == "sum" else (x.mean(-1) if last == "mean" else torch.max(x, -1).values)
             if kind == "bmm":
                 return x @ self.other.transpose(1, 2) if self.spec[4] else x @ self.other
             if kind == "softmax":

@@ -33,10 +33,12 @@ def write_teacher_corpus(
     models: list[str],
     exclude_models: list[str],
     log: Callable[[str], None] = print,
+    exclude_ids: frozenset[str] = frozenset(),
     target: str = "llvm",
 ) -> dict:
     """Append the heuristic's Top-1 sentence of every task of `models` (variant names or families, see
-    tlm_core.dataset.variants_for) that is not a task of `exclude_models`. Returns counts."""
+    tlm_core.dataset.variants_for) that is not a task of `exclude_models` nor in `exclude_ids` (e.g. the
+    operators benchmark's tasks). Returns counts."""
     from ..baselines.heuristic import heuristic_program
     from ..dataset import Catalog, variants_for
     from ..space import SpaceBuilder
@@ -48,7 +50,7 @@ def write_teacher_corpus(
     catalog = Catalog(catalog_path(out))
     wanted, held_out = variants_for(models), variants_for(exclude_models)
     catalog.ensure(held_out + wanted, tgt, log)
-    excluded = {t.id for t in catalog.for_variants([v.name for v in held_out])}
+    excluded = {t.id for t in catalog.for_variants([v.name for v in held_out])} | set(exclude_ids)
     done = {row["task_id"] for row in read_corpus([out])} if out.exists() else set()
     builder = SpaceBuilder.for_target(tgt)
     counts = {"written": 0, "known": len(done), "excluded": 0, "no_decisions": 0, "failed": 0}
