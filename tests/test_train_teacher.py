@@ -42,3 +42,13 @@ def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(tmp_path, sp
     assert held_out["written"] == 0 and held_out["excluded"] == counts["written"] + counts["no_decisions"]
     by_id = write_teacher_corpus(tmp_path / "ids.jsonl", ["zoo-pool-0"], [], lambda m: None, {rows[0]["task_id"]})
     assert by_id["written"] == len(rows) - 1 and by_id["excluded"] == 1
+
+
+def test_anonymized_sentences_hide_names_only_in_the_prompt():
+    from tlm_core.train.teacher import anonymized
+
+    tokens = "<bos> <op> op:matmul block b0 blk:matmul S 2^7 ; <dec> s0 tile b0 x 2^7 ; = 2^4 ; ; <eos>".split()
+    prompt_len = tokens.index("<dec>") + 1
+    out = anonymized(tokens, prompt_len)
+    assert out[:prompt_len] == "<bos> <op> op? block b0 blk? S 2^7 ; <dec>".split()
+    assert out[prompt_len:] == tokens[prompt_len:]

@@ -142,8 +142,8 @@ def cmd_finetune(args: argparse.Namespace) -> None:
         raise ValueError(f"no successfully measured programs with decisions in {', '.join(args.data)}")
     log(f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)")
     if args.teacher:
-        taught = teacher_examples(args.teacher)
-        summary |= {"teacher": args.teacher, "teacher_examples": len(taught)}
+        taught = teacher_examples(args.teacher, args.anonymous)
+        summary |= {"teacher": args.teacher, "teacher_examples": len(taught), "anonymous": args.anonymous}
         examples += taught
         log(f"{len(taught)} teacher examples from {', '.join(args.teacher)}")
     info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
@@ -231,6 +231,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--init", help="checkpoint to start from (e.g. the pre-trained one)")
     sp.add_argument("--top", type=int, default=4, help="best distinct programs per task")
     sp.add_argument("--teacher", nargs="+", help="teacher corpus files (`tlm train teacher`) to learn from too")
+    sp.add_argument("--anonymous", action="store_true",
+                    help="also every teacher sentence with unknown operator/block names (op?, blk?)")  # fmt: skip
     _training_options(sp, steps=300)
     sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
              model=False)  # fmt: skip

@@ -85,10 +85,21 @@ def write_teacher_corpus(
     return counts
 
 
-def teacher_examples(paths: list[str | Path]) -> list[Example]:
-    """Fine-tuning examples of teacher corpus files (loss on the decision tokens, as for measured ones)."""
+def teacher_examples(paths: list[str | Path], anonymous: bool = False) -> list[Example]:
+    """Fine-tuning examples of teacher corpus files (loss on the decision tokens, as for measured ones).
+
+    anonymous: also each sentence with its operator and block names unknown ("op?", "blk?"), as a hand-written
+    or TOPI-built operator's are: the model must then schedule from shapes and iterators alone."""
     examples = []
     for row in read_corpus(paths):
         tokens = row["text"].split()
-        examples.append(decision_example(encode_ids(tokens), decision_mask(tokens, row["prompt_len"])))
+        variants = [tokens, anonymized(tokens, row["prompt_len"])] if anonymous else [tokens]
+        for t in variants:
+            examples.append(decision_example(encode_ids(t), decision_mask(t, row["prompt_len"])))
     return examples
+
+
+def anonymized(tokens: list[str], prompt_len: int) -> list[str]:
+    """The sentence with the prompt's operator and block names replaced by the unknown-name tokens."""
+    prompt = ["op?" if t.startswith("op:") else "blk?" if t.startswith("blk:") else t for t in tokens[:prompt_len]]
+    return prompt + tokens[prompt_len:]
