@@ -89,13 +89,20 @@ def cmd_corpus(args: argparse.Namespace) -> None:
     emit(args, {"out": args.out, "sentences": n, "models": args.models}, f"{n} sentences appended to {args.out}")
 
 
-def cmd_teacher(args: argparse.Namespace) -> None:
-    from tlm_core.train import write_teacher_corpus
+def _stderr_log(args: argparse.Namespace):
+    """Progress lines on stderr, unless --quiet."""
 
     def log(msg: str) -> None:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    return log
+
+
+def cmd_teacher(args: argparse.Namespace) -> None:
+    from tlm_core.train import write_teacher_corpus
+
+    log = _stderr_log(args)
     ids = frozenset(line.split()[0] for f in args.exclude_tasks or [] for line in Path(f).read_text().splitlines()
                     if line.strip() and not line.startswith("#"))  # fmt: skip
     counts = write_teacher_corpus(args.out, args.models, args.exclude, log, ids)
@@ -132,10 +139,7 @@ def cmd_finetune(args: argparse.Namespace) -> None:
 
     from tlm_core.train import finetune, measured_examples, teacher_examples
 
-    def log(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
-
+    log = _stderr_log(args)
     other = _other_rank(args)
     examples, summary = measured_examples(args.data, args.top, log=log)
     if not examples:
@@ -157,10 +161,7 @@ def cmd_finetune(args: argparse.Namespace) -> None:
 def cmd_round(args: argparse.Namespace) -> None:
     from tlm_core.train import pack_round, run_round
 
-    def log(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
-
+    log = _stderr_log(args)
     summary = run_round(args.checkpoint, args.data, args.work, Path(args.out).name, args.tasks, args.candidates,
                         args.seed, args.max_ms / 1e3, log)  # fmt: skip
     pack_round(args.work, args.out)
