@@ -1,6 +1,9 @@
 """Teacher sentences: the heuristic's Top-1 programs of the operator zoo, written without measuring."""
 
 import json
+from pathlib import Path
+
+import pytest
 
 from tlm_core.baselines.heuristic import heuristic_program
 from tlm_core.dataset import Catalog, variants_for
@@ -22,9 +25,22 @@ def test_zoo_is_seeded_and_named():
     assert all(op[-1] == "plain" for op in plain if op[0] == "conv")
 
 
-def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(tmp_path, space_builder):
-    out = tmp_path / "teacher.jsonl"
-    counts = write_teacher_corpus(out, ["zoo-pool-0"], [], log=lambda m: None)
+def test_zoo_variant_loads_with_its_own_description():
+    from tlm_core.dataset.variants import load_variant
+
+    model = load_variant(variants_for(["zoo-pool-0"])[0])
+    assert model.notes[0].startswith("Operator zoo part zoo-pool-0") and not any("BatchNorm" in n for n in model.notes)
+
+
+@pytest.fixture(scope="module")
+def zoo_corpus(tmp_path_factory) -> tuple[Path, dict]:
+    """The teacher corpus of one zoo part, and the counts of writing it."""
+    out = tmp_path_factory.mktemp("teacher") / "teacher.jsonl"
+    return out, write_teacher_corpus(out, ["zoo-pool-0"], [], log=lambda m: None)
+
+
+def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(zoo_corpus, tmp_path, space_builder):
+    out, counts = zoo_corpus
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert counts["written"] == len(rows) > 4 and {r["variant"] for r in rows} == {"zoo-pool-0"}
     tasks = Catalog(catalog_path(out)).tasks
@@ -44,6 +60,27 @@ def test_teacher_corpus_is_the_heuristics_top1_resumes_and_excludes(tmp_path, sp
     assert by_id["written"] == len(rows) - 1 and by_id["excluded"] == 1
 
 
+def test_teacher_corpus_logs_and_skips_a_task_the_heuristic_fails_on(zoo_corpus, tmp_path, monkeypatch):
+    import shutil
+
+    import tlm_core.baselines.heuristic as heuristic
+
+    calls, logged = [], []
+
+    def flaky(space):  # TVM failing on the first task only
+        calls.append(space)
+        if len(calls) == 1:
+            raise RuntimeError("InternalError: Check failed")
+        return heuristic_program(space)
+
+    monkeypatch.setattr(heuristic, "heuristic_program", flaky)
+    out = tmp_path / "t.jsonl"
+    shutil.copy(catalog_path(zoo_corpus[0]), catalog_path(out))  # the zoo part's tasks, loaded once
+    counts = write_teacher_corpus(out, ["zoo-pool-0"], [], log=logged.append)
+    assert counts["failed"] == 1 and counts["written"] == len(calls) - 1 > 0
+    assert any("RuntimeError: InternalError" in m for m in logged)
+
+
 def test_anonymized_sentences_hide_names_only_in_the_prompt():
     from tlm_core.train.teacher import anonymized
 
@@ -52,3 +89,20 @@ def test_anonymized_sentences_hide_names_only_in_the_prompt():
     out = anonymized(tokens, prompt_len)
     assert out[:prompt_len] == "<bos> <op> op? block b0 blk? S 2^7 ; <dec>".split()
     assert out[prompt_len:] == tokens[prompt_len:]
+    only_ops = anonymized(tokens, prompt_len, ("op:",))
+    assert only_ops[:prompt_len] == "<bos> <op> op? block b0 blk:matmul S 2^7 ; <dec>".split()
+
+
+def test_teacher_examples_add_one_copy_per_hidden_name_set(tmp_path):
+    import gzip
+    import json
+
+    from tlm_core.language.vocab import VERSION
+    from tlm_core.train.teacher import teacher_examples
+
+    text = "<bos> <op> op:matmul block b0 blk:matmul S 2^7 ; <dec> s0 tile b0 x 2^7 ; = 2^4 ; ; <eos>"
+    row = {"text": text, "prompt_len": text.split().index("<dec>") + 1, "language": VERSION}
+    path = tmp_path / "t.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(json.dumps(row) + "\n")
+    assert [len(teacher_examples([path], a)) for a in (None, "all", "each")] == [1, 2, 4]

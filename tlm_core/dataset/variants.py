@@ -84,7 +84,13 @@ def load_variant(variant: Variant):
 
     if variant.family not in ("resnet50", "bert", "gpt2", "zoo"):
         return load_model(variant.name, allow_code=True)
-    spec = sample_models.SAMPLES["resnet50" if variant.family == "zoo" else variant.family]
+    if variant.family == "zoo":
+        spec = sample_models.SampleSpec(
+            name=variant.name, family="zoo", description=f"Operator zoo part {variant.name}: 8 single operators "
+            "of one kind at seeded random shapes (tlm_core.dataset.zoo).", shape="per operator", tiny=False,
+            builder="", notes=("Random weights and shapes, seeded by the name.",))  # fmt: skip
+    else:
+        spec = sample_models.SAMPLES[variant.family]
     return sample_models.load_spec(_VariantSpec(**{**spec.__dict__, "name": variant.name}, variant=variant))
 
 

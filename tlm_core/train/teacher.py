@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from ..language import VERSION, LanguageError, decision_mask, encode, encode_ids
+from ..language import VERSION, decision_mask, encode, encode_ids
 from .corpus import read_corpus
 from .data import Example, decision_example
 
@@ -62,15 +62,15 @@ def write_teacher_corpus(
                 continue
             if t.id in done:
                 continue
-            space = builder.build(t.task())
-            if not any(s.points for s in space.sketches):
-                counts["no_decisions"] += 1
-                continue
             try:
+                space = builder.build(t.task())
+                if not any(s.points for s in space.sketches):
+                    counts["no_decisions"] += 1
+                    continue
                 cand = heuristic_program(space)
                 s = encode(space, cand.sketch_index, cand.decisions)
-            except (LanguageError, ValueError) as err:  # InvalidDecisions is a ValueError
-                log(f"task {t.name} ({t.id}): no teacher sentence ({err})")
+            except Exception as err:  # LanguageError, InvalidDecisions, or TVM failing on one task: skip it
+                log(f"task {t.name} ({t.id}): no teacher sentence ({type(err).__name__}: {str(err)[:300]})")
                 counts["failed"] += 1
                 continue
             row = {"variant": next(iter(t.models)), "task_id": t.id, "task": t.name, "sketch": s.sketch_index,
@@ -85,21 +85,28 @@ def write_teacher_corpus(
     return counts
 
 
-def teacher_examples(paths: list[str | Path], anonymous: bool = False) -> list[Example]:
+# --anonymous: which names each extra copy of a teacher sentence hides
+HIDDEN_NAMES = {"all": [("op:", "blk:")], "each": [("op:",), ("blk:",), ("op:", "blk:")]}
+
+
+def teacher_examples(paths: list[str | Path], anonymous: str | None = None) -> list[Example]:
     """Fine-tuning examples of teacher corpus files (loss on the decision tokens, as for measured ones).
 
-    anonymous: also each sentence with its operator and block names unknown ("op?", "blk?"), as a hand-written
-    or TOPI-built operator's are: the model must then schedule from shapes and iterators alone."""
+    anonymous: also each sentence with names unknown ("op?", "blk?"), as a hand-written or TOPI-built
+    operator's are: "all" adds one copy with operator and block names hidden, "each" three (operator names,
+    block names, both: a TVMScript operator has no operator names but often known block names)."""
     examples = []
     for row in read_corpus(paths):
         tokens = row["text"].split()
-        variants = [tokens, anonymized(tokens, row["prompt_len"])] if anonymous else [tokens]
+        hidden = HIDDEN_NAMES[anonymous] if anonymous else []
+        variants = [tokens, *(anonymized(tokens, row["prompt_len"], h) for h in hidden)]
         for t in variants:
             examples.append(decision_example(encode_ids(t), decision_mask(t, row["prompt_len"])))
     return examples
 
 
-def anonymized(tokens: list[str], prompt_len: int) -> list[str]:
-    """The sentence with the prompt's operator and block names replaced by the unknown-name tokens."""
-    prompt = ["op?" if t.startswith("op:") else "blk?" if t.startswith("blk:") else t for t in tokens[:prompt_len]]
+def anonymized(tokens: list[str], prompt_len: int, hide: tuple[str, ...] = ("op:", "blk:")) -> list[str]:
+    """The sentence with the prompt's operator and/or block names replaced by the unknown-name tokens."""
+    unknown = {"op:": "op?", "blk:": "blk?"}
+    prompt = [next((unknown[h] for h in hide if t.startswith(h)), t) for t in tokens[:prompt_len]]
     return prompt + tokens[prompt_len:]
