@@ -4,7 +4,7 @@ The reference ceiling is numpy's GEMM (OpenBLAS / MKL) on the same shape and thr
 numpy's latency / the method's latency. Both sides report their fastest repeat: the machine is shared, and
 multi-threaded BLAS suffers most from a busy core, so medians would flatter TVM.
 
-    .venv/bin/python benchmarks/peak.py            # 1024^3, heuristic Top-1 / Top-10, search 128 trials
+    .venv/bin/python benchmarks/peak.py            # 1024^3, heuristic Top-1 / Top-10, TLM, search 128 trials
     .venv/bin/python benchmarks/peak.py --quick    # 256^3, search 8 trials
 
 Writes benchmarks/results/peak[-quick].json and .md.
@@ -43,11 +43,31 @@ def _best(result) -> float | None:
     return min(result.latencies) if result.ok and result.latencies else None
 
 
+def _tlm_rows(task, space, measurer) -> list[dict]:
+    """The shipped TLM's greedy program (no measurement) and the best of its 10 most likely (beam, measured),
+    each timed again here like the other rows (fastest repeat)."""
+    from types import SimpleNamespace
+
+    from tlm_core.compile import scheduled_module, tlm_schedules
+    from tlm_core.generator import Generator
+    from tlm_core.model import default_checkpoint
+
+    generator, one = Generator.from_checkpoint(default_checkpoint()), SimpleNamespace(tasks=[task])
+    top1 = tlm_schedules(one, lambda _: space, generator)[task.id]
+    best = tlm_schedules(one, lambda _: space, generator, 10, measurer)[task.id]
+    results = measurer.measure(task, [scheduled_module(task, top1), scheduled_module(task, best)])
+    return [
+        {"method": "TLM top-1", "latency_us": us(_best(results[0])), "compile_s": top1.seconds},
+        {"method": "TLM best-of-10", "latency_us": us(_best(results[1])), "compile_s": best.seconds},
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--n", type=int, default=None)
     p.add_argument("--trials", type=int, default=None)
+    p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows (top-1 and best-of-10)")
     args = p.parse_args(argv)
     n = args.n or (256 if args.quick else 1024)
     trials = args.trials if args.trials is not None else (8 if args.quick else 128)
@@ -82,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"method": "heuristic top-1", "latency_us": us(_best(results[0])), "compile_s": t1})
         best = min((_best(r) for r in results[1:] if r.ok), default=None)
         rows.append({"method": "heuristic top-10", "latency_us": us(best), "compile_s": t10})
+        if not args.no_tlm:
+            rows += _tlm_rows(task, space, m)
         if trials:
             with tempfile.TemporaryDirectory() as tmp:
                 store = RecordStore(tmp)
@@ -100,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     notes = [
         f"fp32 GEMM {n}x{n}x{n}; peak = numpy/BLAS on this machine (best of two runs bracketing the benchmark).",
         "of_peak: BLAS latency / method latency. search: Ansor-style evolutionary search, MetaSchedule implementation.",
+        "TLM: the shipped checkpoint's greedy program, and the best of its 10 most likely (beam search, measured).",
     ]
     name = "peak-quick" if args.quick else "peak"
     md = write(

@@ -27,8 +27,10 @@ def test_operators_quick_one_operator(results, space_builder):
 def test_peak_quick_without_search(results, space_builder):
     assert peak.main(["--quick", "--n", "128", "--trials", "0"]) == 0
     rows = json.loads((results / "peak-quick.json").read_text())["rows"]
-    assert [r["method"] for r in rows] == ["numpy (BLAS)", "heuristic top-1", "heuristic top-10"]
+    methods = ["numpy (BLAS)", "heuristic top-1", "heuristic top-10", "TLM top-1", "TLM best-of-10"]
+    assert [r["method"] for r in rows] == methods
     assert all(r["of_peak"] > 0 for r in rows)
+    assert rows[4]["compile_s"] > rows[3]["compile_s"] > 0  # best-of-10 measured its candidates
 
 
 def test_models_quick_one_model_one_method(results):

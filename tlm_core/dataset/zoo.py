@@ -13,13 +13,17 @@ from __future__ import annotations
 import random
 from typing import Any
 
-KINDS = {"conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40}
+KINDS = {
+    "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40
+}  # fmt: skip
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
 _HW = [7, 14, 28, 56, 112]
 _DIM = [64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]
 _ROWS = [1, 4, 16, 32, 49, 64, 128, 196, 256, 512]
 _ACTS = ["none", "relu", "relu6", "silu", "gelu"]
+# BatchNorm folded into the convolution (deployed CNNs, ONNX exports), or a bare conv + activation (TOPI-built)
+_FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+relu"]
 
 
 def zoo_names() -> list[str]:
@@ -36,6 +40,8 @@ def _draw(kind: str, rng: random.Random) -> tuple:
     act = rng.choice(_ACTS)
     if kind == "conv":
         return _conv(rng, act)
+    if kind == "folded":
+        return _conv(rng, rng.choice(_FOLDED))
     if kind == "plain":  # no epilogue: what a single operator (benchmarks/operators.py, TVMScript) looks like
         which = rng.choice(["conv", "conv", "matmul", "reduce"])
         if which == "conv":
@@ -66,7 +72,7 @@ def _conv(rng: random.Random, act: str) -> tuple:
         cout = cin if depthwise else rng.choice(_CH)
         macs = cout * (hw // stride) ** 2 * k * k * (1 if depthwise else cin)
         if macs <= 4e8 and cin * hw * hw <= 8e5:
-            return ("conv", cin, cout, hw, k, stride, depthwise, act)  # act "plain": no BN, no activation
+            return ("conv", cin, cout, hw, k, stride, depthwise, act)  # act "plain": no BN, no activation; see _FOLDED
 
 
 def build(name: str) -> tuple[Any, tuple[Any, ...]]:
@@ -100,9 +106,12 @@ def _Op(spec: tuple):  # noqa: N802 - builds a torch module class on first use (
             if kind == "conv":
                 _, cin, cout, hw, k, stride, depthwise, act = spec
                 self.input_shape = (1, cin, hw, hw)
-                conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=cin if depthwise else 1, bias=False)
+                bias = act.startswith("bias")
+                conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=cin if depthwise else 1, bias=bias)
                 if act == "plain":
                     self.body = conv
+                elif act in _FOLDED:
+                    self.body = nn.Sequential(conv, _act(act.partition("+")[2] or "none"))
                 else:
                     self.body = nn.Sequential(conv, nn.BatchNorm2d(cout), _act(act))
                     self.body[1].running_mean.uniform_(-0.5, 0.5)
