@@ -91,6 +91,9 @@ def test_anonymized_sentences_hide_names_only_in_the_prompt():
     assert out[prompt_len:] == tokens[prompt_len:]
     only_ops = anonymized(tokens, prompt_len, ("op:",))
     assert only_ops[:prompt_len] == "<bos> <op> op? block b0 blk:matmul S 2^7 ; <dec>".split()
+    two = "<bos> <op> op:matmul op:add block b0 blk:matmul S 2^7 ; <dec> s0 <eos>".split()
+    one = anonymized(two, len(two) - 2, ("ops",))  # the list as one unknown name, as a TVMScript operator's
+    assert one == "<bos> <op> op? block b0 blk:matmul S 2^7 ; <dec> s0 <eos>".split()
 
 
 def test_teacher_examples_add_one_copy_per_hidden_name_set(tmp_path):

@@ -85,28 +85,37 @@ def write_teacher_corpus(
     return counts
 
 
-# --anonymous: which names each extra copy of a teacher sentence hides
-HIDDEN_NAMES = {"all": [("op:", "blk:")], "each": [("op:",), ("blk:",), ("op:", "blk:")]}
+# --anonymous: which names each extra copy of a teacher sentence hides ("op:" each operator name, "ops" the whole
+# operator list as one "op?", as a TVMScript function's unknown name is written; "blk:" each block name)
+HIDDEN_NAMES = {"all": [("op:", "blk:")], "each": [("ops",), ("blk:",), ("ops", "blk:")]}
 
 
 def teacher_examples(paths: list[str | Path], anonymous: str | None = None) -> list[Example]:
     """Fine-tuning examples of teacher corpus files (loss on the decision tokens, as for measured ones).
 
     anonymous: also each sentence with names unknown ("op?", "blk?"), as a hand-written or TOPI-built
-    operator's are: "all" adds one copy with operator and block names hidden, "each" three (operator names,
-    block names, both: a TVMScript operator has no operator names but often known block names)."""
+    operator's are: "all" adds one copy with every operator and block name hidden, "each" three (the operator
+    list as one unknown name, as a TVMScript operator's; the block names; both)."""
     examples = []
     for row in read_corpus(paths):
-        tokens = row["text"].split()
-        hidden = HIDDEN_NAMES[anonymous] if anonymous else []
-        variants = [tokens, *(anonymized(tokens, row["prompt_len"], h) for h in hidden)]
+        tokens, prompt_len = row["text"].split(), row["prompt_len"]
+        variants = [tokens]
+        for hide in HIDDEN_NAMES[anonymous] if anonymous else []:
+            variants.append(anonymized(tokens, prompt_len, hide))
         for t in variants:
-            examples.append(decision_example(encode_ids(t), decision_mask(t, row["prompt_len"])))
+            examples.append(decision_example(encode_ids(t), decision_mask(t, prompt_len - len(tokens) + len(t))))
     return examples
 
 
 def anonymized(tokens: list[str], prompt_len: int, hide: tuple[str, ...] = ("op:", "blk:")) -> list[str]:
     """The sentence with the prompt's operator and/or block names replaced by the unknown-name tokens."""
+    prompt = tokens[:prompt_len]
+    if "ops" in hide:  # "<op> op:a op:b arg ..." -> "<op> op? arg ..."
+        start = prompt.index("<op>") + 1
+        end = start
+        while end < len(prompt) and (prompt[end].startswith("op:") or prompt[end] == "op?"):
+            end += 1
+        prompt = [*prompt[:start], "op?", *prompt[end:]]
     unknown = {"op:": "op?", "blk:": "blk?"}
-    prompt = [next((unknown[h] for h in hide if t.startswith(h)), t) for t in tokens[:prompt_len]]
+    prompt = [next((unknown[h] for h in hide if h in unknown and t.startswith(h)), t) for t in prompt]
     return prompt + tokens[prompt_len:]
