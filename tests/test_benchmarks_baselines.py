@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import models, operators, peak
+from benchmarks import models, operators, peak, vector_lanes
 
 
 @pytest.fixture
@@ -45,3 +45,9 @@ def test_models_torch_compile_row(results):
     (row,) = json.loads((results / "models-quick.json").read_text())["rows"]
     assert row["ok"] and row["torch_compile_ms"] > 0 and row["torch_compile_compile_s"] > 0
     assert row["torch_compile_vs_pytorch"] == row["pytorch_ms"] / row["torch_compile_ms"]
+
+
+def test_vector_lanes_programs_all_check(results):
+    assert vector_lanes.main([]) == 0
+    rows = json.loads((results / "vector_lanes.json").read_text())["rows"]
+    assert len(rows) == 5 and all(r["ok"] and r["latency_us"] > 0 for r in rows)
