@@ -34,5 +34,8 @@ def test_agreement_quick(tmp_path, monkeypatch):
     agreement.main()
     doc = json.loads((tmp_path / "results" / "agreement-quick.json").read_text())
     (row,) = doc["rows"]
-    assert row["tasks"] > 5 and 0 <= row["innermost"] <= 1 and row["tile_decisions"] > 0
+    # the model's agreement is what the benchmark reports, not a property of the wiring: on mobilenetv2-tiny's
+    # small convolutions the heuristic picks sketch 2 and the shipped model sketch 1 (no tile compared)
+    assert row["tasks"] > 5 and 0 <= row["programs"] <= row["sketch"] <= 1 and 0 <= row["innermost"] <= 1
+    assert row["tile_decisions"] >= 0 and (row["tile_decisions"] > 0 or row["tiles"] == row["innermost"] == 0)
     assert "| checkpoint |" in (tmp_path / "results" / "agreement-quick.md").read_text()
