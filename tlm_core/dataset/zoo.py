@@ -14,7 +14,8 @@ import random
 from typing import Any
 
 KINDS = {
-    "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40
+    "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40,
+    "small": 20,
 }  # fmt: skip
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
@@ -22,6 +23,8 @@ _HW = [7, 14, 28, 56, 112]
 _DIM = [64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]
 _ROWS = [1, 4, 16, 32, 49, 64, 128, 196, 256, 512]
 _ACTS = ["none", "relu", "relu6", "silu", "gelu"]
+# "small": operators of a few microseconds (the tiny samples'), where a parallel loop costs more than it saves
+_SMALL_CH, _SMALL_HW, _SMALL_DIM = [3, 4, 8, 12, 16, 24, 32], [4, 7, 8, 14, 16, 28], [16, 32, 48, 64, 128]
 # BatchNorm folded into the convolution (deployed CNNs, ONNX exports), or a bare conv + activation (TOPI-built)
 _FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+relu"]
 
@@ -42,6 +45,10 @@ def _draw(kind: str, rng: random.Random) -> tuple:
         return _conv(rng, act)
     if kind == "folded":
         return _conv(rng, rng.choice(_FOLDED))
+    if kind == "small":
+        if rng.random() < 0.25:
+            return ("linear", rng.choice([1, 2, 4, 8, 16, 32]), rng.choice(_SMALL_DIM), rng.choice(_SMALL_DIM), act)
+        return _conv(rng, act, _SMALL_CH, _SMALL_HW)
     if kind == "plain":  # no epilogue: what a single operator (benchmarks/operators.py, TVMScript) looks like
         which = rng.choice(["conv", "conv", "matmul", "reduce"])
         if which == "conv":
@@ -65,11 +72,16 @@ def _draw(kind: str, rng: random.Random) -> tuple:
     return ("eltwise", rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["add_relu", "silu", "gelu", "mul_add"]))
 
 
-def _conv(rng: random.Random, act: str) -> tuple:
+def _conv(rng: random.Random, act: str, channels: list[int] = _CH, sizes: list[int] = _HW) -> tuple:
     while True:
-        cin, hw, k, stride = rng.choice(_CH), rng.choice(_HW), rng.choice([1, 1, 3, 3, 5, 7]), rng.choice([1, 1, 2])
+        cin, hw, k, stride = (
+            rng.choice(channels),
+            rng.choice(sizes),
+            rng.choice([1, 1, 3, 3, 5, 7]),
+            rng.choice([1, 1, 2]),
+        )
         depthwise = k > 1 and rng.random() < 0.4
-        cout = cin if depthwise else rng.choice(_CH)
+        cout = cin if depthwise else rng.choice(channels)
         macs = cout * (hw // stride) ** 2 * k * k * (1 if depthwise else cin)
         if macs <= 4e8 and cin * hw * hw <= 8e5:
             return ("conv", cin, cout, hw, k, stride, depthwise, act)  # act "plain": no BN, no activation; see _FOLDED
