@@ -98,7 +98,6 @@ def test_anonymized_sentences_hide_names_only_in_the_prompt():
 
 def test_teacher_examples_add_one_copy_per_hidden_name_set(tmp_path):
     import gzip
-    import json
 
     from tlm_core.language.vocab import VERSION
     from tlm_core.train.teacher import teacher_examples

@@ -234,7 +234,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--teacher", nargs="+", help="teacher corpus files (`tlm train teacher`) to learn from too")
     sp.add_argument("--anonymous", nargs="?", const="all", choices=["all", "each"],
                     help="also every teacher sentence with unknown names: all = one copy with operator and block "
-                    "names hidden (op?, blk?); each = three copies (operator names, block names, both)")  # fmt: skip
+                    "names hidden (op?, blk?); each = three copies (the operator list as one op?, the block names, "
+                    "both)")  # fmt: skip
     _training_options(sp, steps=300)
     sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
              model=False)  # fmt: skip
