@@ -1,5 +1,6 @@
 """The tensor language: numbers, vocabulary, tokenizer, and the exact round trip decisions -> sentence -> decisions."""
 
+import math
 import random
 
 import pytest
@@ -138,3 +139,25 @@ def test_round_trip_on_a_paper_size_model(space_builder):
     tasks = partition(load_model("resnet50"), space_builder.target).tasks
     for task in tasks:
         _round_trip(space_builder.build(task), rng, samples=1)
+
+
+def test_tiles_name_their_block_iterator_and_the_prompt_the_work(workload_spaces):
+    space = workload_spaces["conv2d_relu_8"]  # conv loops n k h w c r s; h and w both of extent 8
+    sentence = encode(space, 0, space.sketches[0].sampled_decisions)
+    tokens = sentence.tokens
+    tiles = [tokens[i + 1 : tokens.index("=", i)] for i, t in enumerate(tokens) if t == "tile"]
+    conv = [t for t in tiles if t[0] == tiles[0][0]]
+    assert [t[1] for t in conv] == [f"dim{i}" for i in range(7)]  # every loop named, in the block's order
+    assert len({" ".join(t) for t in conv}) == 7  # equal extents no longer give equal contexts
+    work = tokens.index("work")
+    assert tokens[work + 1] == f"w{round(math.log2(space.task.flops))}"
+    assert work < sentence.prompt_len
+
+
+def test_a_tiling_is_written_innermost_then_outermost_then_inside_out():
+    point = DecisionPoint(0, 0, TILE, None, [], (2, 8, 1, 4), extent=64, n=4, max_innermost_factor=64)
+    tokens = decision_tokens(point, (2, 8, 1, 4))  # TVM's order: outer (parallel) to inner (vector)
+    assert " ".join(tokens) == "2^2 ; 2^1 ; 1 ; 2^3 ;"  # 4, then 2, then 1, then 8
+    assert decode(["<dec>", "s0", "tile", "=", *tokens, "<eos>"]) == (0, [(2, 8, 1, 4)])
+    two = DecisionPoint(0, 0, TILE, None, [], (3, 5), extent=15, n=2)
+    assert " ".join(decision_tokens(two, (3, 5))) == "5^1 ; 3^1 ;"

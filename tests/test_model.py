@@ -58,3 +58,20 @@ def test_an_earlier_version_of_the_same_vocabulary_is_only_a_training_start(tmp_
     with pytest.raises(LanguageError, match="tlm-lang-1"):  # same tokens, written in another order
         load_checkpoint(tmp_path)
     assert load_checkpoint(tmp_path, any_version=True) is not None  # what `--init` does
+
+
+def test_a_checkpoint_of_a_shorter_vocabulary_grows_its_embeddings_to_train_on(tmp_path):
+    from tlm_core.language.vocab import vocab_hash
+
+    old = len(vocab_tokens()) - 10  # as if the last 10 tokens were added by a later version
+    model = new_model(preset("tiny"))
+    model.resize_token_embeddings(old)
+    save_checkpoint(model, tmp_path)
+    meta = json.loads((tmp_path / "tlm_language.json").read_text())
+    meta = {**meta, "version": "tlm-lang-0", "vocab_size": old, "vocab_hash": vocab_hash(old)}
+    (tmp_path / "tlm_language.json").write_text(json.dumps(meta))
+    with pytest.raises(LanguageError, match="tlm-lang-0"):
+        load_checkpoint(tmp_path)
+    grown = load_checkpoint(tmp_path, any_version=True)
+    assert grown.get_input_embeddings().weight.shape[0] == len(vocab_tokens())
+    assert torch.equal(grown.get_input_embeddings().weight[:old], model.get_input_embeddings().weight)

@@ -108,3 +108,20 @@ def test_teacher_examples_add_one_copy_per_hidden_name_set(tmp_path):
     with gzip.open(path, "wt") as f:
         f.write(json.dumps(row) + "\n")
     assert [len(teacher_examples([path], a)) for a in (None, "all", "each")] == [1, 2, 4]
+
+
+def test_small_tasks_sentences_can_be_repeated(tmp_path):
+    from tlm_core.language.vocab import VERSION
+    from tlm_core.train.teacher import teacher_examples, work_of
+
+    rows = []
+    for work in (12, 20, 21, 30):
+        prompt = f"<bos> <op> op:matmul block b0 blk:matmul S 2^7 ; work w{work} <dec>"
+        text = f"{prompt} s0 tile b0 dim0 x 2^7 ; = 2^7 ; <eos>"
+        rows.append({"text": text, "prompt_len": text.split().index("<dec>") + 1, "language": VERSION})
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert work_of(rows[0]["text"].split()) == 12 and work_of(["<op>", "op:matmul"]) is None
+    assert len(teacher_examples([path])) == 4
+    assert len(teacher_examples([path], small_repeat=3)) == 3 + 3 + 1 + 1  # at most 2^20 FLOPs: repeated
+    assert len(teacher_examples([path], "each", small_repeat=2)) == 4 * (2 + 2 + 1 + 1)

@@ -146,8 +146,9 @@ def cmd_finetune(args: argparse.Namespace) -> None:
         raise ValueError(f"no successfully measured programs with decisions in {', '.join(args.data)}")
     log(f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)")
     if args.teacher:
-        taught = teacher_examples(args.teacher, args.anonymous)
-        summary |= {"teacher": args.teacher, "teacher_examples": len(taught), "anonymous": args.anonymous}
+        taught = teacher_examples(args.teacher, args.anonymous, args.small_repeat)
+        summary |= {"teacher": args.teacher, "teacher_examples": len(taught), "anonymous": args.anonymous,
+                    "small_repeat": args.small_repeat}  # fmt: skip
         examples += taught
         log(f"{len(taught)} teacher examples from {', '.join(args.teacher)}")
     info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
@@ -236,6 +237,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     help="also every teacher sentence with unknown names: all = one copy with operator and block "
                     "names hidden (op?, blk?); each = three copies (the operator list as one op?, the block names, "
                     "both)")  # fmt: skip
+    sp.add_argument("--small-repeat", type=int, default=1, metavar="K",
+                    help="teacher sentences of tasks of at most 2^20 FLOPs (run on one core) K times")  # fmt: skip
     _training_options(sp, steps=300)
     sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
              model=False)  # fmt: skip

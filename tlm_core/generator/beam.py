@@ -81,7 +81,7 @@ def beam_search(model, space: Space, prompt: Prompt, k: int) -> list[Generation]
                     b.ids.append(token_ids()[EOS])
                     b.done = True
                     return
-                b.ids += encode_ids(context_tokens(point, prompt.block_index))
+                b.ids += encode_ids(context_tokens(point, prompt.block_index, prompt.iterators))
                 b.point, b.node = point, point_trie(point)
             elif b.node.is_leaf:
                 if b.point is None:

@@ -80,7 +80,7 @@ def decode_one(
         push_forced(encode_ids([f"s{sketch_index}"]), None)
 
     def chooser(point: DecisionPoint) -> Decision:
-        stream.push(encode_ids(context_tokens(point, prompt.block_index)))
+        stream.push(encode_ids(context_tokens(point, prompt.block_index, prompt.iterators)))
         if point.index in forced:
             reason = point.check(forced[point.index])
             if reason is not None:

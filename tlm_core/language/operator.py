@@ -2,12 +2,17 @@
 
     <op> op:conv2d op:add op:relu  arg float32 r4 ; 3^1 ; 2^5 ; 2^5 ; ...
     block b0 blk:pad_temp S ; S 3^1 ; S 2^1 17^1 ; S 2^1 17^1 ;  block b1 blk:conv2d_nchw S ; ... R 3^1 ; ...
+    work w27
 
-Blocks are numbered b0, b1, ... in program order (the root block left out); decision contexts refer to them.
+Blocks are numbered b0, b1, ... in program order (the root block left out); decision contexts refer to them,
+and to a block's iterators by position (dim0, dim1, ...). "work w<k>": the task does about 2^k FLOPs, written
+as one token since whether a parallel launch or a cache tile pays off depends on the total work, which the
+model could otherwise only infer by multiplying extents.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from tvm import tirx
@@ -39,6 +44,8 @@ BLOCK_STEMS = [
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
 ITER_KINDS = {0: "S", 2: "R"}  # tirx.IterVar.DataPar, CommReduce; anything else is "O" (opaque, ordered...)
 OP_WORDS = ["<op>", "op?", "arg", "dtype?", "block", "blk?", "b?", "S", "R", "O", "init", "sym"]
+MAX_WORK = 47  # w0..w47: log2 of the task's FLOPs, rounded (2^47 is ~100x LLaMA-7B's largest task)
+MAX_DIMS = 16  # dim0..dim15: a block iterator's position (convolutions have 7)
 
 
 def operator_vocab() -> list[str]:
@@ -47,13 +54,26 @@ def operator_vocab() -> list[str]:
     return [*OP_WORDS, *(f"op:{o}" for o in OPS), *(f"blk:{s}" for s in BLOCK_STEMS), *DTYPES, *ranks, *blocks]
 
 
-def blocks_of(func: tirx.PrimFunc) -> list[SBlock]:
-    """The blocks of a PrimFunc in program order, without the root block."""
-    out: list[SBlock] = []
+def operator_vocab_3() -> list[str]:
+    """Tokens added in version 3, appended after all others so that version 2's ids stay valid."""
+    return ["work", *(f"w{k}" for k in range(MAX_WORK + 1)), *(f"dim{i}" for i in range(MAX_DIMS)), "dim?"]
+
+
+def work_tokens(flops: float) -> list[str]:
+    return ["work", f"w{min(MAX_WORK, round(math.log2(flops))) if flops >= 1 else 0}"]
+
+
+def dim_token(index: int | None) -> str:
+    return f"dim{index}" if index is not None and 0 <= index < MAX_DIMS else "dim?"
+
+
+def realizes_of(func: tirx.PrimFunc) -> list[SBlockRealize]:
+    """The block realizes of a PrimFunc in program order, without the root block's."""
+    out: list[SBlockRealize] = []
 
     def walk(stmt) -> None:
         if isinstance(stmt, SBlockRealize):
-            out.append(stmt.block)
+            out.append(stmt)
             walk(stmt.block.body)
         elif isinstance(stmt, tirx.SeqStmt):
             for s in stmt.seq:
@@ -62,7 +82,19 @@ def blocks_of(func: tirx.PrimFunc) -> list[SBlock]:
             walk(stmt.body)
 
     walk(func.body)
-    return [b for b in out if b.name_hint != "root"]
+    return [r for r in out if r.block.name_hint != "root"]
+
+
+def blocks_of(func: tirx.PrimFunc) -> list[SBlock]:
+    """The blocks of a PrimFunc in program order, without the root block."""
+    return [r.block for r in realizes_of(func)]
+
+
+def block_iterators(func: tirx.PrimFunc) -> dict[str, tuple[str, ...]]:
+    """Block name -> the name of the loop bound to each of its iterators ("" where the binding is not one
+    loop): the loop names tile decision points carry."""
+    return {r.block.name_hint: tuple(v.name if isinstance(v, tirx.Var) else "" for v in r.iter_values)
+            for r in realizes_of(func)}  # fmt: skip
 
 
 def block_token(index: int | None) -> str:
@@ -90,7 +122,7 @@ def operator_tokens(task: Task) -> list[str]:
             out += _dims([iv.dom.extent])
         if block.init is not None:
             out.append("init")
-    return out
+    return [*out, *work_tokens(task.flops)]
 
 
 def _dims(dims) -> list[str]:

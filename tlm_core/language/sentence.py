@@ -18,7 +18,7 @@ from ..space import Decision, DecisionPoint, Space, replay
 from .decisions import KIND_OF_WORD, LanguageError, context_tokens, decision_tokens, read_decision, sketch_token
 from .hardware import hardware_tokens
 from .numbers import number_tokens
-from .operator import blocks_of, operator_tokens
+from .operator import block_iterators, blocks_of, operator_tokens
 from .vocab import BOS, EOS, encode_ids
 
 PROMPT_END = "<dec>"
@@ -34,6 +34,7 @@ class Prompt:
     tokens: list[str]  # <bos> ... <dec>
     block_index: dict[str, int]  # block name -> its number in the operator description
     num_sketches: int
+    iterators: dict[str, tuple[str, ...]] = field(default_factory=dict)  # block name -> its iterators' loop names
 
 
 @dataclass
@@ -74,12 +75,12 @@ def make_prompt(space: Space, target: Target | None = None) -> Prompt:
     n = len(space.sketches)
     tokens = [BOS, *hardware_tokens(target or space.target), *operator_tokens(task)]
     tokens += ["sketches", *number_tokens(n), PROMPT_END]
-    return Prompt(tokens, blocks, n)
+    return Prompt(tokens, blocks, n, block_iterators(task.func))
 
 
 def point_tokens(point: DecisionPoint, decision: Decision, prompt: Prompt) -> tuple[list[str], list[bool]]:
     """A point's context + decision, with the decision mask."""
-    context = context_tokens(point, prompt.block_index)
+    context = context_tokens(point, prompt.block_index, prompt.iterators)
     choice = decision_tokens(point, decision)
     return [*context, *choice], [False] * len(context) + [True] * len(choice)
 

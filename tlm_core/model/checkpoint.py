@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from ..language import check_language, save_language
+from ..language import check_language, save_language, vocab_tokens
 from .config import TLMConfig
 
 TRAIN_STATE = "train_state.json"
@@ -48,8 +48,8 @@ def save_checkpoint(model, directory: str | Path, extra: dict | None = None) -> 
 def load_checkpoint(directory: str | Path, any_version: bool = False):
     """The model in a checkpoint folder, in eval mode; refuses one written for another language version.
 
-    any_version: accept another version with the same vocabulary (its weights are a fine start for training
-    in this version, not a model of it)."""
+    any_version: accept another version whose vocabulary this one's extends (its weights are a fine start for
+    training in this version, not a model of it); the embeddings grow to the new tokens."""
     from transformers import GPT2LMHeadModel
 
     _quiet_transformers()
@@ -58,6 +58,8 @@ def load_checkpoint(directory: str | Path, any_version: bool = False):
         raise FileNotFoundError(f"no checkpoint in {directory} (config.json missing)")
     check_language(directory, any_version)
     model = GPT2LMHeadModel.from_pretrained(directory)
+    if model.config.vocab_size < len(vocab_tokens()):
+        model.resize_token_embeddings(len(vocab_tokens()))  # new rows start at the mean of the old ones
     model.eval()
     return model
 

@@ -90,21 +90,32 @@ def write_teacher_corpus(
 HIDDEN_NAMES = {"all": [("op:", "blk:")], "each": [("ops",), ("blk:",), ("ops", "blk:")]}
 
 
-def teacher_examples(paths: list[str | Path], anonymous: str | None = None) -> list[Example]:
+def teacher_examples(
+    paths: list[str | Path], anonymous: str | None = None, small_repeat: int = 1, small_work: int = 20
+) -> list[Example]:
     """Fine-tuning examples of teacher corpus files (loss on the decision tokens, as for measured ones).
 
     anonymous: also each sentence with names unknown ("op?", "blk?"), as a hand-written or TOPI-built
     operator's are: "all" adds one copy with every operator and block name hidden, "each" three (the operator
-    list as one unknown name, as a TVMScript operator's; the block names; both)."""
+    list as one unknown name, as a TVMScript operator's; the block names; both).
+    small_repeat: the sentences of tasks of at most 2^small_work FLOPs (prompt token "work w<k>") that many
+    times: there one wrong factor adds a parallel launch (~5 us) to a kernel of ~1 us, and they are few."""
     examples = []
     for row in read_corpus(paths):
         tokens, prompt_len = row["text"].split(), row["prompt_len"]
         variants = [tokens]
         for hide in HIDDEN_NAMES[anonymous] if anonymous else []:
             variants.append(anonymized(tokens, prompt_len, hide))
-        for t in variants:
+        work = work_of(tokens[:prompt_len])
+        for t in variants * (small_repeat if work is not None and work <= small_work else 1):
             examples.append(decision_example(encode_ids(t), decision_mask(t, prompt_len - len(tokens) + len(t))))
     return examples
+
+
+def work_of(prompt: list[str]) -> int | None:
+    """k of a prompt's "work w<k>" (about 2^k FLOPs); None in a prompt without it."""
+    i = prompt.index("work") if "work" in prompt else -1
+    return int(prompt[i + 1][1:]) if 0 <= i < len(prompt) - 1 else None
 
 
 def anonymized(tokens: list[str], prompt_len: int, hide: tuple[str, ...] = ("op:", "blk:")) -> list[str]:

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from tlm_core.generator import Generation, Step
 from tlm_core.language import EOS, token_roles
+from tlm_core.language.decisions import write_order
 from tlm_core.language.numbers import END, ONE
 from tlm_core.space import CATEGORICAL, COMPUTE_LOCATION, TILE, DecisionPoint, Space, replay
 
@@ -354,15 +355,16 @@ def _tile_text(generation: Generation, index: int, point: DecisionPoint) -> str:
     factors = list(generation.decisions[point.index])  # type: ignore[arg-type]
     earlier = [s for s in generation.steps[:index] if s.point == point.index]
     k = sum(1 for s in earlier if s.token == END)  # factors completed before this token
-    done = math.prod(factors[::-1][:k])  # written innermost first
+    done = math.prod(factors[i] for i in write_order(len(factors))[:k])
     remaining = (point.extent or 1) // done
     limit = point.max_innermost_factor
     cap = f"; the innermost is at most {limit}" if limit is not None and limit > 0 else ""
     text = (
         f"Decision #{point.index} is the **{point.title()}**: **tiling** splits the loop into {point.n} nested "
-        f"loops whose trip counts multiply to {point.extent}{cap}. The model writes the factors innermost first "
-        f"(the loop that is vectorised, then outwards), each as prime powers ending with `;`. This token belongs "
-        f"to factor {k + 1} of {point.n} counted from the innermost"
+        f"loops whose trip counts multiply to {point.extent}{cap}. The model writes the innermost factor first "
+        f"(the loop that is vectorised), then the outermost (the parallel loop), then the others from the inside "
+        f"out, each as prime powers ending with `;`. This token belongs to factor {k + 1} of {point.n} in that "
+        f"order"
     )
     if k == 0:
         text += ", the first: it must divide the extent (and respect the cap), "
