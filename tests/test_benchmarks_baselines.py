@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import models, operators, peak, vector_lanes
+from benchmarks import models, operators, peak, small_kernels, vector_lanes
 
 
 @pytest.fixture
@@ -51,3 +51,11 @@ def test_vector_lanes_programs_all_check(results):
     assert vector_lanes.main([]) == 0
     rows = json.loads((results / "vector_lanes.json").read_text())["rows"]
     assert len(rows) == 5 and all(r["ok"] and r["latency_us"] > 0 for r in rows)
+
+
+def test_small_kernels_on_a_one_task_model(results, tiny_onnx):
+    assert small_kernels.main(["--model", str(tiny_onnx[0])]) == 0
+    doc = json.loads((results / "small_kernels.json").read_text())
+    (row,) = doc["rows"]  # matmul + relu of a 1x16 input
+    assert row["heuristic_us"] > 0 and row["tlm_us"] > 0 and row["error"] is None
+    assert doc["geomean"] == pytest.approx(row["tlm_speed_vs_heuristic"], rel=1e-3)
