@@ -66,7 +66,9 @@ def test_two_processes_equal_one_with_the_global_batch(tmp_path):
     moved = 0
     for name, w in ddp.items():
         assert torch.isfinite(w).all()
-        torch.testing.assert_close(w, single[name], rtol=1e-4, atol=1e-5, msg=name)
+        # atol: Adam scales each element's update by its own gradient's size, so an element whose gradient is
+        # ~0 can move by ~1e-5 on the all-reduce's rounding alone; wrong batches move weights by ~lr = 3e-3
+        torch.testing.assert_close(w, single[name], rtol=1e-4, atol=1e-4, msg=name)
         moved += not torch.equal(w, init[name])
     assert moved > len(ddp) // 2  # it trained: the equality above is not between two untouched models
 
