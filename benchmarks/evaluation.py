@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import statistics
 import sys
@@ -46,10 +45,6 @@ QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4,
 def checkpoint_key(path: Path) -> str:
     """A checkpoint's identity: its weights' hash (the folder name says nothing about what is in it)."""
     return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()[:12]
-
-
-def geomean(values: list[float]) -> float | None:
-    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
 
 class Evaluation:
@@ -258,7 +253,7 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         "tasks": len(table),
         "valid": sum(r["valid"] for r in tlm_rows),
         "candidates": sum(r["candidates"] for r in tlm_rows),
-        "geomean": {k: geomean(v) for k, v in ratios.items()},
+        "geomean": {k: report.geomean(v) for k, v in ratios.items()},
         "median_greedy_s": statistics.median(r["greedy_s"] for r in tlm_rows) if tlm_rows else None,
     }
     g = summary["geomean"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
+import statistics
 import time
 from pathlib import Path
 
@@ -51,3 +53,7 @@ def us(seconds: float | None) -> float | None:
 
 def ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e3
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None

@@ -14,13 +14,12 @@ Writes benchmarks/results/small_kernels.json and .md.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.report import us, write  # noqa: E402
+from benchmarks.report import geomean, us, write  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,16 +59,16 @@ def main(argv: list[str] | None = None) -> int:
             })  # fmt: skip
             print(rows[-1], flush=True)
     ratios = [r["tlm_speed_vs_heuristic"] for r in rows if r["tlm_speed_vs_heuristic"]]
-    geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+    mean = geomean(ratios)
     notes = [
         f"Model {args.model}, checkpoint `{checkpoint}`; every task with decisions; latency: median over "
         "repeats, each program checked against the untuned task; > 1 = the TLM's program is faster.",
-        f"Geometric mean of TLM speed / heuristic speed over {len(ratios)} tasks: {geomean:.2f}."
-        if geomean
+        f"Geometric mean of TLM speed / heuristic speed over {len(ratios)} tasks: {mean:.2f}."
+        if mean
         else "No task was measured successfully.",
     ]
     cols = ["task", "flops", "heuristic_sketch", "heuristic_us", "tlm_sketch", "tlm_us", "tlm_speed_vs_heuristic"]
-    data = {"model": args.model, "checkpoint": checkpoint, "geomean": geomean, "rows": rows}
+    data = {"model": args.model, "checkpoint": checkpoint, "geomean": mean, "rows": rows}
     md = write("small_kernels", data, cols, rows, "Kernels of a microsecond: TLM vs heuristic", notes)
     print(md.read_text())
     return 0
