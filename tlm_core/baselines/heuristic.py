@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,25 +98,39 @@ def block_info(workload: Any, block: str) -> BlockInfo | None:
             names = {var_to_loop[v.name] for v in undefined_vars(rng.min) if v.name in var_to_loop}
             dims.append(names)
         accesses.append(dims)
-    buffers = [str(getattr(region.source, "name", region.source)) for region in regions]
+    buffers = [_buffer(region) for region in regions]
     return BlockInfo(kinds, extents, accesses, len(realize.block.reads), buffers)
 
 
 def _find_realize(stmt: Any, block: str) -> SBlockRealize | None:
-    """The realize of the block named `block` under `stmt` (a plain walk: TIR has no Python visitor here)."""
+    """The realize of the block named `block` under `stmt`."""
+    return next((r for r in _realizes(stmt) if r.block.name_hint == block), None)
+
+
+def _realizes(stmt: Any) -> Iterator[SBlockRealize]:
+    """Every block realize under `stmt`, in program order (a plain walk: TIR has no Python visitor here)."""
     if stmt is None:
-        return None
+        return
     if isinstance(stmt, SBlockRealize):
-        if stmt.block.name_hint == block:
-            return stmt
-        return _find_realize(stmt.block.body, block)
-    if isinstance(stmt, tirx.SeqStmt):
-        return next((r for s in stmt.seq if (r := _find_realize(s, block)) is not None), None)
-    for attr in ("body", "then_case", "else_case"):
-        found = _find_realize(getattr(stmt, attr, None), block)
-        if found is not None:
-            return found
-    return None
+        yield stmt
+        yield from _realizes(stmt.block.body)
+    elif isinstance(stmt, tirx.SeqStmt):
+        for s in stmt.seq:
+            yield from _realizes(s)
+    else:
+        for attr in ("body", "then_case", "else_case"):
+            yield from _realizes(getattr(stmt, attr, None))
+
+
+def readers(workload: Any, block: str) -> int:
+    """How many blocks of the unscheduled workload read what `block` writes."""
+    realizes = list(_realizes(workload["main"].body))
+    written = {_buffer(r) for b in realizes if b.block.name_hint == block for r in b.block.writes}
+    return sum(any(_buffer(r) in written for r in b.block.reads) for b in realizes)
+
+
+def _buffer(region: Any) -> str:
+    return str(getattr(region.source, "name", region.source))
 
 
 def footprint(info: BlockInfo, tile: dict[str, int]) -> int:
@@ -320,6 +335,11 @@ class _Constructor:
         # does not recompute it (max pool 3x3: 87 us, root 180 us, inline 400 us). A reducing producer (a row
         # mean, softmax's max) is inlined or goes to the consumer's outermost loop (measured: at the row loop
         # a 12x128x128 softmax took 0.91 ms, at the outermost 0.75 ms; at every element a row mean 776 ms).
+        # A producer that several blocks read is computed once, at the root, not inlined into each
+        # (softmax's exp: 2.0 ms vs 3.5 ms inlined, 32x128x128).
+        if self._shared(p):
+            self.location_kinds.append("root")
+            return -1
         spatial = [i for i, name in enumerate(p.consumer_loops) if i in p.choices and self._spatial(p, name)]
         tiled = [i for i in spatial if p.consumer_loops[i].endswith("_1")]
         untiled = not any(name.endswith("_0") for name in p.consumer_loops)
@@ -342,6 +362,13 @@ class _Constructor:
         if block not in self.infos:
             self.infos[block] = block_info(self.sketch.workload, block)
         return self.infos[block]
+
+    def _shared(self, p: DecisionPoint) -> bool:
+        """An elementwise producer read by several blocks, which inlining would compute once per reader."""
+        producer = self._info(p.block or "")
+        if -1 not in p.choices or producer is None or "R" in producer.kinds.values():
+            return False
+        return readers(self.sketch.workload, p.block or "") > 1
 
     def _indexing_loops(self, p: DecisionPoint) -> set[str]:
         """The consumer's loops that index what it reads of the producer: at a loop outside them the producer
