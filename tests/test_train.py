@@ -12,7 +12,7 @@ from tlm_core.dataset.catalog import CATALOG_FILE
 from tlm_core.dataset.collect import RANDOM_DIR
 from tlm_core.dataset.traces import SketchMatcher
 from tlm_core.generator import Generator
-from tlm_core.language import VERSION, LanguageError, encode
+from tlm_core.language import VERSION, LanguageError, encode, hardware_tokens
 from tlm_core.measure.result import MeasureResult
 from tlm_core.model import load_checkpoint, preset, train_state
 from tlm_core.program import random_program
@@ -51,10 +51,17 @@ def test_pretrain_resumes_and_logs(tmp_path, workload_spaces):
     assert info["step"] == 6 and train_state(out)["phase"] == "pretrain"
     info = pretrain([corpus], out, TrainSettings(steps=9, **FAST), preset("tiny"), quiet=True)
     assert info["step"] == 9  # resumed from step 6, not restarted
+    # the hardware it learnt from, for the Generator's warning on other hardware
+    space = workload_spaces["matmul_relu_64"]
+    assert train_state(out)["hardware"] == [" ".join(hardware_tokens(space.target))]
+    trained = Generator.from_checkpoint(out)
+    assert trained.unseen_hardware(space) is None
+    trained.hardware = ["<hw> kind llvm cpu znver1 cores 2^6 ;"]
+    note = trained.unseen_hardware(space)
+    assert note and "znver1 cores 2^6" in note and "tlm dataset collect" in note
     assert [r["step"] for r in log_rows(out)] == list(range(1, 10))
     assert (out / "optimizer.pt").exists()
     # the checkpoint generates valid programs
-    space = workload_spaces["matmul_relu_64"]
     from tlm_core.program import apply_decisions
 
     g = Generator(load_checkpoint(out)).greedy(space)
@@ -131,6 +138,7 @@ def test_cli_generate_with_an_untrained_model(capsys, space_builder, tmp_path):
     assert doc["valid"] == doc["candidates"] == 3 * len(doc["tasks"])
     cand = doc["tasks"][0]["candidates"][0]
     assert cand["valid"] and cand["sentence"].startswith("<bos>")
+    assert doc["hardware_note"] is None  # an untrained model says nothing of its hardware
     # no checkpoint: a clear one-line error
     assert main(["generate", operator, "--checkpoint", str(tmp_path / "none"), "--quiet"]) == 2
     assert "no TLM checkpoint" in capsys.readouterr().err
@@ -159,4 +167,8 @@ def test_cli_generate_uses_the_shipped_checkpoint(capsys, space_builder):
     assert main(["generate", operator, "--json", "--quiet"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["checkpoint"] == str(default_checkpoint())
+    from tlm_core.target import host_target
+
+    here = " ".join(hardware_tokens(host_target()))  # a warning exactly when this machine is not its hardware
+    assert (doc["hardware_note"] is None) == (here in train_state(default_checkpoint())["hardware"])
     assert doc["valid"] == doc["candidates"] == len(doc["tasks"])

@@ -29,6 +29,8 @@ with st.status("Building the schedule space and loading the TLM (the first time 
     space = state.build_space(task.id, task)
     gen = state.generator()
     status.update(label=f"Schedule space of {task.name}; TLM assets/tlm-small", state="complete")
+if note := gen.unseen_hardware(space):
+    st.warning(note.capitalize())
 if not space.num_points and len(space.sketches) < 2:
     st.info("This subgraph's schedule has no decisions: the rules fix it, there is nothing to generate.")
     st.stop()

@@ -35,6 +35,9 @@ def cmd_generate(args: argparse.Namespace) -> None:
     _, part, target = load_partition(args)
     tasks = [part.task(args.task)] if args.task else part.tasks
     spaces = build_spaces(args, tasks, target)
+    note = generator.unseen_hardware(spaces[tasks[0].id]) if tasks else None
+    if note and not args.quiet:
+        print(f"note: {note}", file=sys.stderr)
     docs = []
     for task in bar(tasks, "generating", quiet=args.quiet):
         space = spaces[task.id]
@@ -66,7 +69,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
     valid = sum(c["valid"] for d in docs for c in d["candidates"])
     total = sum(len(d["candidates"]) for d in docs)
     out = {"model": args.model, "checkpoint": source, "target": str(target), "tasks": docs,
-           "valid": valid, "candidates": total}  # fmt: skip
+           "valid": valid, "candidates": total, "hardware_note": note}  # fmt: skip
     rows = []
     for d in docs:
         best = d["candidates"][0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ..language import Prompt, make_prompt
+from ..language import Prompt, hardware_of, hardware_tokens, make_prompt
 from ..space import Decision, Space
 from .beam import beam_search
 from .decode import Policy, decode_one, prompt_stream
@@ -30,15 +30,29 @@ class Generator:
         self.model = model.eval()
         self.threads = threads
         self.prefill_threads = prefill_threads
+        self.hardware: list[str] = []  # hardware prompts it was trained on (train_state.json); [] = unknown
 
     def _stream(self, prompt: Prompt) -> TokenStream:
         return prompt_stream(self.model, prompt, self.prefill_threads)
 
     @classmethod
     def from_checkpoint(cls, directory: str | Path) -> Generator:
-        from ..model import load_checkpoint
+        from ..model import load_checkpoint, train_state
 
-        return cls(load_checkpoint(directory))
+        gen = cls(load_checkpoint(directory))
+        gen.hardware = list(train_state(directory).get("hardware", []))
+        return gen
+
+    def unseen_hardware(self, space: Space) -> str | None:
+        """A warning when the space's target is not hardware this model was trained on (None: it is, or the
+        checkpoint does not say): its programs there are guesses outside its training data."""
+        here = hardware_of(hardware_tokens(space.target))
+        if not self.hardware or here in self.hardware:
+            return None
+        trained = "; ".join(h.removeprefix("<hw> ") for h in self.hardware)
+        return (f"this TLM was trained for other hardware ({trained}), not this target "
+                f"({here.removeprefix('<hw> ')}): its schedules here are untested guesses; train it on data "
+                "measured on this machine (tlm dataset collect, tlm train) or compare with the heuristic")  # fmt: skip
 
     def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
         """The most likely token at every step: the same input always gives the same output."""
@@ -72,9 +86,14 @@ class Generator:
         return sorted(found.values(), key=lambda g: -g.logprob)
 
     def beam(self, space: Space, k: int = 4) -> list[Generation]:
-        """The k most likely distinct programs by beam search, best first."""
+        """The k most likely distinct programs by beam search, best first. A beam can drop the greedy
+        sentence's prefix for one that ends worse; the greedy program then takes the last place it beats."""
         with torch_threads(self.threads):
-            return beam_search(self.model, space, make_prompt(space), k)
+            beams = beam_search(self.model, space, make_prompt(space), k)
+        greedy = self.greedy(space)
+        if greedy.key not in {b.key for b in beams} and (len(beams) < k or greedy.logprob > beams[-1].logprob):
+            beams = sorted([*beams[: k - 1], greedy], key=lambda g: -g.logprob)
+        return beams
 
     def generate(
         self, space: Space, candidates: int = 1, temperature: float = 0.0, top_k: int | None = None, seed: int = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 
 from tvm.target import Target
@@ -26,6 +27,13 @@ HW_WORDS = ["<hw>", "kind", "cpu", "cpu?", "arch", "arch?", "cores", "vec", "l1d
 
 def hardware_vocab() -> list[str]:
     return [*HW_WORDS, *KINDS, *CPUS, *ARCHS]
+
+
+def hardware_of(tokens: Sequence[str]) -> str:
+    """The hardware part of a sentence's tokens ("<hw> ... ;", up to "<op>") as one string."""
+    end = list(tokens).index("<op>") if "<op>" in tokens else len(tokens)
+    start = list(tokens).index("<hw>") if "<hw>" in tokens else end
+    return " ".join(tokens[start:end])
 
 
 def hardware_tokens(target: Target) -> list[str]:

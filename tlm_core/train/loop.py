@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from ..language import hardware_of, vocab_tokens
 from ..model import TLMConfig, load_checkpoint, new_model, save_checkpoint, train_state
 from .data import IGNORE, Example, batches
 from .distributed import Ranks, ranks
@@ -49,6 +50,16 @@ def lr_at(step: int, s: TrainSettings) -> float:
         return s.lr * (step + 1) / s.warmup
     progress = min(1.0, (step - s.warmup) / max(1, s.steps - s.warmup))
     return s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))  # cosine down to 10%
+
+
+def trained_hardware(examples: list[Example], init_state: dict) -> list[str]:
+    """The hardware prompts a checkpoint has learnt from: its examples' and those of the one it started from
+    (the Generator warns on a target outside them)."""
+    tokens = vocab_tokens()
+    seen = set(init_state.get("hardware", []))
+    for e in examples:
+        seen.add(hardware_of([tokens[i] for i in e.ids]))
+    return sorted(seen - {""})
 
 
 def train(
@@ -102,10 +113,12 @@ def _train(
     stream = batches(examples, settings.batch_size * r.world_size, rng, max_len)
     start, tokens, last_loss = time.perf_counter(), 0, float("nan")
     elapsed_before = float(state.get("seconds", 0.0)) if state.get("phase") == phase else 0.0
+    hardware = trained_hardware(examples, train_state(init_from) if init_from is not None else {})
 
     def save() -> dict:
         info = {"phase": phase, "step": step, "loss": last_loss, "examples": len(examples),
-                "seconds": elapsed_before + time.perf_counter() - start, "settings": asdict(settings)}  # fmt: skip
+                "seconds": elapsed_before + time.perf_counter() - start, "settings": asdict(settings),
+                "hardware": hardware}  # fmt: skip
         if r.main:  # the ranks' weights are identical: one writer
             model.eval()
             save_checkpoint(model, out, extra=info)
