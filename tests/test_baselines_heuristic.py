@@ -29,6 +29,14 @@ def _task(name):
 def test_hardware_has_sane_numbers():
     hw = Hardware.from_target(host_target())
     assert hw.cores >= 1 and hw.lanes() in (4, 8, 16) and hw.l1_bytes < hw.l2_bytes
+    # another CPU's target is planned for that CPU's caches, not this host's
+    from tvm.target import Target
+
+    from tlm_core.target import caches_kib
+
+    zen = Target({"kind": "llvm", "mcpu": "znver5", "num-cores": 2})
+    assert (Hardware.from_target(zen).l1_bytes, Hardware.from_target(zen).l2_bytes) == (48 * 1024, 1024 * 1024)
+    assert caches_kib(zen)[:2] == (48, 1024)
 
 
 @pytest.mark.parametrize("name", WORKLOADS)

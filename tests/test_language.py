@@ -161,3 +161,23 @@ def test_a_tiling_is_written_innermost_then_outermost_then_inside_out():
     assert decode(["<dec>", "s0", "tile", "=", *tokens, "<eos>"]) == (0, [(2, 8, 1, 4)])
     two = DecisionPoint(0, 0, TILE, None, [], (3, 5), extent=15, n=2)
     assert " ".join(decision_tokens(two, (3, 5))) == "5^1 ; 3^1 ;"
+
+
+def test_a_known_cpu_has_its_own_caches_in_the_prompt_on_any_host():
+    """Sentences of data measured on Zen 5 must read the same on whatever machine builds them (training from
+    the committed data); the host's caches only describe the host's CPU."""
+    from tvm.target import Target
+
+    from tlm_core.language import hardware_tokens
+    from tlm_core.target import KNOWN_CACHES_KIB, caches_kib, host_caches_kib, host_cpu, host_target
+
+    assert caches_kib(host_target()) == host_caches_kib()
+    zen = Target({"kind": "llvm", "mcpu": "znver5", "num-cores": 2})
+    if host_cpu() == "znver5":
+        assert caches_kib(zen) == host_caches_kib()
+    else:
+        assert caches_kib(zen) == KNOWN_CACHES_KIB["znver5"]
+        shipped = "<hw> kind llvm cpu znver5 cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^10 ; l3 2^15 ;"
+        assert " ".join(hardware_tokens(zen)) == shipped
+    unknown = Target({"kind": "llvm", "mcpu": "znver1" if host_cpu() != "znver1" else "znver2", "num-cores": 2})
+    assert caches_kib(unknown) == (0, 0, 0) and "l2" not in hardware_tokens(unknown)

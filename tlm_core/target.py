@@ -5,9 +5,15 @@ from __future__ import annotations
 import functools
 import json
 import os
+from pathlib import Path
 
 import tvm
 from tvm.target import Target, codegen
+
+# (L1 data, L2, L3) in KiB of CPUs this project has measured on, for targets of a CPU other than this host's:
+# a prompt or a heuristic plan for data measured on that CPU must see its caches, not the host's (read from
+# the CPU's sysfs when it was the host: /sys/devices/system/cpu/cpu0/cache).
+KNOWN_CACHES_KIB = {"znver5": (48, 1024, 32768)}
 
 
 def cpu_count() -> int:
@@ -20,6 +26,32 @@ def host_cpu() -> str:
     """LLVM's name for this CPU (e.g. znver4), as `-mcpu` expects it."""
     name = codegen.llvm_get_system_cpu()
     return name if codegen.llvm_is_valid_cpu(name, codegen.llvm_get_system_triple()) else "generic"
+
+
+@functools.cache
+def host_caches_kib() -> tuple[int, int, int]:
+    """(L1 data, L2, L3) in KiB from Linux sysfs; 0 where unknown (other systems, containers hiding it)."""
+    sizes = {"1": 0, "2": 0, "3": 0}
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction" or not size.endswith("K"):
+            continue
+        sizes[level] = int(size[:-1])
+    return sizes["1"], sizes["2"], sizes["3"]
+
+
+def caches_kib(target: Target) -> tuple[int, int, int]:
+    """(L1 data, L2, L3) in KiB of the CPU a target names (a GPU target: its host's): this host's when it is
+    this host's CPU, else KNOWN_CACHES_KIB's; 0 where unknown."""
+    if target.kind.name != "llvm" and target.host is not None:
+        target = target.host
+    mcpu = str(dict(target.attrs).get("mcpu", "generic"))
+    return host_caches_kib() if mcpu == host_cpu() else KNOWN_CACHES_KIB.get(mcpu, (0, 0, 0))
 
 
 def cuda_available() -> bool:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from tvm.target import Target
 
-CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
+from ..target import caches_kib
+
 DEFAULT_L1 = 32 * 1024  # bytes, per core (data)
 DEFAULT_L2 = 1024 * 1024  # bytes, per core
 CACHE_LINE = 64  # bytes
@@ -46,30 +46,10 @@ class Hardware:
             bits = int(codegen.llvm_get_vector_width(target))
         except Exception:  # no LLVM information: assume AVX2
             bits = 256
-        l1, l2, line = _read_caches()
+        l1, l2, _ = caches_kib(target)  # the target's CPU, which need not be this host's
         return cls(
-            cores=max(1, cores), vector_bits=bits if bits > 0 else 256, l1_bytes=l1, l2_bytes=l2, cache_line_bytes=line
+            cores=max(1, cores),
+            vector_bits=bits if bits > 0 else 256,
+            l1_bytes=l1 * 1024 or DEFAULT_L1,
+            l2_bytes=l2 * 1024 or DEFAULT_L2,
         )
-
-
-def _read_caches() -> tuple[int, int, int]:
-    """(L1 data, L2, line size) in bytes from sysfs; defaults where it is missing (containers, non-Linux)."""
-    l1, l2, line = DEFAULT_L1, DEFAULT_L2, CACHE_LINE
-    try:
-        for index in sorted(CACHE_DIR.glob("index*")):
-            level = int((index / "level").read_text())
-            kind = (index / "type").read_text().strip()
-            size = _parse_size((index / "size").read_text().strip())
-            if level == 1 and kind in ("Data", "Unified"):
-                l1 = size
-                line = int((index / "coherency_line_size").read_text())
-            elif level == 2:
-                l2 = size
-    except (OSError, ValueError):
-        pass
-    return l1, l2, line
-
-
-def _parse_size(text: str) -> int:
-    units = {"K": 1024, "M": 1024 * 1024, "G": 1024**3}
-    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)

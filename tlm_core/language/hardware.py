@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from pathlib import Path
 
 from tvm.target import Target
 
+from ..target import caches_kib
 from .numbers import number_tokens
 
 # LLVM CPU names and CUDA archs with their own token; any other is written "cpu?" / "arch?" (the numbers that
@@ -54,7 +53,7 @@ def hardware_tokens(target: Target) -> list[str]:
     out += ["cpu", mcpu if mcpu in CPUS else "cpu?"]
     out += ["cores", *number_tokens(int(attrs.get("num-cores", 1)))]
     out += ["vec", *number_tokens(_vector_width(target))]
-    for word, kib in zip(("l1d", "l2", "l3"), cache_sizes_kib(), strict=True):
+    for word, kib in zip(("l1d", "l2", "l3"), caches_kib(target), strict=True):
         if kib:
             out += [word, *number_tokens(kib)]
     return out
@@ -68,20 +67,3 @@ def _vector_width(target: Target) -> int:
         return int(codegen.llvm_get_vector_width(target))
     except Exception:  # no LLVM, or not a CPU target
         return 0
-
-
-@functools.cache
-def cache_sizes_kib() -> tuple[int, int, int]:
-    """(L1 data, L2, L3) in KiB from Linux sysfs; 0 where unknown (other systems, containers hiding it)."""
-    sizes = {"1": 0, "2": 0, "3": 0}
-    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
-        try:
-            level = (index / "level").read_text().strip()
-            kind = (index / "type").read_text().strip()
-            size = (index / "size").read_text().strip()
-        except OSError:
-            continue
-        if kind == "Instruction" or not size.endswith("K"):
-            continue
-        sizes[level] = int(size[:-1])
-    return sizes["1"], sizes["2"], sizes["3"]
