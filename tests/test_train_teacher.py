@@ -125,3 +125,19 @@ def test_small_tasks_sentences_can_be_repeated(tmp_path):
     assert len(teacher_examples([path])) == 4
     assert len(teacher_examples([path], small_repeat=3)) == 3 + 3 + 1 + 1  # at most 2^20 FLOPs: repeated
     assert len(teacher_examples([path], "each", small_repeat=2)) == 4 * (2 + 2 + 1 + 1)
+
+
+def test_teacher_corpus_for_another_cpu(zoo_corpus, tmp_path):
+    """A corpus for the machine the data was measured on, written on any host (caches known, not read here)."""
+    import shutil
+
+    from tlm_core.target import host_cpu
+
+    out = tmp_path / "zen.jsonl"
+    shutil.copy(catalog_path(zoo_corpus[0]), catalog_path(out))  # the models are loaded once per module
+    assert write_teacher_corpus(out, ["zoo-pool-0"], [], log=lambda m: None, cpu="znver5")["written"] > 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all("cpu znver5 cores" in r["text"] and " l2 2^10 ; l3 2^15 ; <op>" in r["text"] for r in rows)
+    unknown = "znver1" if host_cpu() != "znver1" else "znver2"
+    with pytest.raises(ValueError, match="caches are unknown"):
+        write_teacher_corpus(tmp_path / "x.jsonl", ["zoo-pool-0"], [], log=lambda m: None, cpu=unknown)

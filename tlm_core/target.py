@@ -58,12 +58,22 @@ def cuda_available() -> bool:
     return bool(tvm.cuda(0).exist)
 
 
-def host_target(kind: str = "llvm") -> Target:
+def host_target(kind: str = "llvm", cpu: str | None = None) -> Target:
     """The target to compile and measure on.
 
     kind: "llvm" (this CPU), "cuda" (the local GPU, fails clearly when there is none) or "auto".
+    cpu: an LLVM CPU to write programs for instead of this host's (e.g. a teacher corpus for the machine the
+    data was measured on; such programs are not run here); its caches must be this host's or known.
     MetaSchedule needs `num-cores`; TVM 0.27 rejects target strings, so targets are dicts.
     """
+    if cpu is not None and cpu != host_cpu():
+        if kind != "llvm":
+            raise ValueError(f"--cpu {cpu} needs target kind llvm, not {kind}")
+        if cpu not in KNOWN_CACHES_KIB:
+            known = ", ".join(sorted(KNOWN_CACHES_KIB))
+            raise ValueError(f"CPU {cpu!r} is not this host's ({host_cpu()}) and its caches are unknown "
+                             f"(known: {known}; tlm_core.target.KNOWN_CACHES_KIB)")  # fmt: skip
+        return Target({"kind": "llvm", "mcpu": cpu, "num-cores": cpu_count()})
     if kind == "auto":
         kind = "cuda" if cuda_available() else "llvm"
     if kind == "llvm":

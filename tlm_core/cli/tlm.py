@@ -108,7 +108,7 @@ def cmd_teacher(args: argparse.Namespace) -> None:
     log = _stderr_log(args)
     ids = frozenset(line.split()[0] for f in args.exclude_tasks or [] for line in Path(f).read_text().splitlines()
                     if line.strip() and not line.startswith("#"))  # fmt: skip
-    counts = write_teacher_corpus(args.out, args.models, args.exclude, log, ids)
+    counts = write_teacher_corpus(args.out, args.models, args.exclude, log, ids, cpu=args.cpu)
     emit(args, {"out": args.out, **counts}, f"{counts['written']} teacher sentences appended to {args.out}: {counts}")
 
 
@@ -218,6 +218,7 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp = add(tsub, "teacher", cmd_teacher, "write the heuristic's Top-1 sentence of many tasks (no measuring)",
              model=False)  # fmt: skip
     sp.add_argument("--out", required=True, help="JSON-lines file to append to (resumable)")
+    sp.add_argument("--cpu", help="write for this LLVM CPU, not this host's (e.g. znver5, where the data was measured)")
     sp.add_argument("--models", nargs="+", default=["resnet50", "bert", "gpt2", "zoo"],
                     help="variants or families (tlm_core.dataset.variants_for; zoo: the operator zoo)")  # fmt: skip
     sp.add_argument("--exclude", nargs="+", default=list(HELD_OUT_MODELS),

@@ -35,16 +35,17 @@ def write_teacher_corpus(
     log: Callable[[str], None] = print,
     exclude_ids: frozenset[str] = frozenset(),
     target: str = "llvm",
+    cpu: str | None = None,
 ) -> dict:
     """Append the heuristic's Top-1 sentence of every task of `models` (variant names or families, see
     tlm_core.dataset.variants_for) that is not a task of `exclude_models` nor in `exclude_ids` (e.g. the
-    operators benchmark's tasks). Returns counts."""
+    operators benchmark's tasks). cpu: write for that LLVM CPU instead of this host's. Returns counts."""
     from ..baselines.heuristic import heuristic_program
     from ..dataset import Catalog, variants_for
     from ..space import SpaceBuilder
     from ..target import host_target
 
-    tgt = host_target(target)
+    tgt = host_target(target, cpu)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     catalog = Catalog(catalog_path(out))
