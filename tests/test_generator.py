@@ -105,8 +105,8 @@ def test_beam_search_gives_k_distinct_best_first(gen, workload_spaces):
         assert [b.logprob for b in beams] == sorted((b.logprob for b in beams), reverse=True)
         for b in beams:
             assert_valid(space, b)
-        greedy = gen.greedy(space)
-        assert beams[0].logprob >= greedy.logprob - 1e-4  # beam search finds at least the greedy sentence's score
+        # not asserted: beams[0] >= greedy; a beam of 4 can drop the greedy prefix for one that ends worse
+        # (an untrained model on this Intel machine's prompt does)
     assert len(gen.generate(workload_spaces["matmul_128"], candidates=3)) == 3
 
 

@@ -86,14 +86,9 @@ class Generator:
         return sorted(found.values(), key=lambda g: -g.logprob)
 
     def beam(self, space: Space, k: int = 4) -> list[Generation]:
-        """The k most likely distinct programs by beam search, best first. A beam can drop the greedy
-        sentence's prefix for one that ends worse; the greedy program then takes the last place it beats."""
+        """The k most likely distinct programs by beam search, best first."""
         with torch_threads(self.threads):
-            beams = beam_search(self.model, space, make_prompt(space), k)
-        greedy = self.greedy(space)
-        if greedy.key not in {b.key for b in beams} and (len(beams) < k or greedy.logprob > beams[-1].logprob):
-            beams = sorted([*beams[: k - 1], greedy], key=lambda g: -g.logprob)
-        return beams
+            return beam_search(self.model, space, make_prompt(space), k)
 
     def generate(
         self, space: Space, candidates: int = 1, temperature: float = 0.0, top_k: int | None = None, seed: int = 0
