@@ -212,8 +212,9 @@ def test_a_source_is_asked_again_with_the_programs_it_holds(tmp_path, tasks, mea
 def test_heuristic_top_stores_its_candidates_and_measures_the_best_again(tmp_path, tasks, measurer, space_builder):
     from tlm_core.dataset.search import heuristic_top
 
-    result = collect_tasks(tasks[:1], tmp_path, 2, measurer, builder=space_builder,
+    result = collect_tasks(tasks[:1], tmp_path, 0, measurer, builder=space_builder,
                            sources=(Source("heuristic", heuristic_top(top=2), 4),))  # fmt: skip
+    assert read_records(tmp_path / "random") == []  # --per-task 0: the heuristic's programs only
     found = read_records(tmp_path / "heuristic")
     per_program: dict[str, int] = {}
     for r in found:

@@ -59,3 +59,30 @@ def test_finetune_from_a_collection_and_a_round(tmp_path, collection, space_buil
     packed = pack_round(work, tmp_path / "round1")
     more, _ = measured_examples([collection, packed], top=8, builder=space_builder, log=lambda m: None)
     assert len(more) >= len(examples)
+
+
+def test_programs_of_other_hardware_keep_their_own_prompt(tmp_path, collection):
+    """The same tasks measured on two CPUs: two groups of examples, each with its CPU's hardware prompt."""
+    import gzip
+    import json
+    import shutil
+
+    from tlm_core.dataset.files import directory_target
+    from tlm_core.language import decode_ids, hardware_of
+    from tlm_core.target import KNOWN_CACHES_KIB, host_cpu
+
+    other_cpu = next(c for c in KNOWN_CACHES_KIB if c != host_cpu())
+    other = shutil.copytree(collection, tmp_path / "other")
+    records = other / "random" / "tuning_record.json.gz"
+    lines = gzip.decompress(records.read_bytes()).decode().splitlines()
+    moved = []
+    for line in lines:
+        index, (trace, runs, target, args) = json.loads(line)
+        moved.append(json.dumps([index, [trace, runs, {**target, "mcpu": other_cpu}, args]]))
+    records.write_bytes(gzip.compress(("\n".join(moved) + "\n").encode()))
+    assert directory_target(other)["mcpu"] == other_cpu != directory_target(collection)["mcpu"]
+
+    examples, summary = measured_examples([collection, other], top=2, log=lambda m: None)
+    assert len(summary["targets"]) == 2 and all(c["examples"] == 4 for c in summary["targets"].values())
+    prompts = {hardware_of(decode_ids(e.ids)) for e in examples}
+    assert len(prompts) == 2 and any(f"cpu {other_cpu} " in p for p in prompts)

@@ -13,7 +13,10 @@ from tvm.target import Target, codegen
 # (L1 data, L2, L3) in KiB of CPUs this project has measured on, for targets of a CPU other than this host's:
 # a prompt or a heuristic plan for data measured on that CPU must see its caches, not the host's (read from
 # the CPU's sysfs when it was the host: /sys/devices/system/cpu/cpu0/cache).
-KNOWN_CACHES_KIB = {"znver5": (48, 1024, 32768)}
+KNOWN_CACHES_KIB = {
+    "znver5": (48, 1024, 32768),  # the Zen 5 machine of data/cpu-znver5
+    "emeraldrapids": (48, 2048, 307200),  # the Xeon of data/cpu-emeraldrapids, as its sysfs reports them
+}
 
 
 def cpu_count() -> int:

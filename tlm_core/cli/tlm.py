@@ -147,7 +147,12 @@ def cmd_finetune(args: argparse.Namespace) -> None:
     examples, summary = measured_examples(args.data, args.top, log=log)
     if not examples:
         raise ValueError(f"no successfully measured programs with decisions in {', '.join(args.data)}")
-    log(f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)")
+    log(
+        f"{summary['examples']} examples from {summary['tasks']} tasks ({summary['programs']} distinct programs)"
+        f" on {', '.join(summary['targets'])}"
+    )
+    examples *= args.measured_repeat
+    summary["measured_repeat"] = args.measured_repeat
     if args.teacher:
         taught = teacher_examples(args.teacher, args.anonymous, args.small_repeat)
         summary |= {"teacher": args.teacher, "teacher_examples": len(taught), "anonymous": args.anonymous,
@@ -241,6 +246,13 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     help="also every teacher sentence with unknown names: all = one copy with operator and block "
                     "names hidden (op?, blk?); each = three copies (the operator list as one op?, the block names, "
                     "both)")  # fmt: skip
+    sp.add_argument(
+        "--measured-repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="the measured examples K times (weight against a large teacher corpus)",
+    )
     sp.add_argument("--small-repeat", type=int, default=1, metavar="K",
                     help="teacher sentences of tasks of at most 2^20 FLOPs (run on one core) K times")  # fmt: skip
     _training_options(sp, steps=300)

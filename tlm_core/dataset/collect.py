@@ -97,6 +97,8 @@ def sample_seed(seed: int, task_id: str, index: int) -> random.Random:
 
 def capacity(space: Space, limit: int) -> int:
     """About how many distinct programs the space holds, capped at limit (a task without decisions: 1)."""
+    if limit <= 0:  # --per-task 0: no random programs, only the Sources'
+        return 0
     if space.log10_size >= math.log10(limit):
         return limit
     return min(limit, max(1, round(10**space.log10_size)))

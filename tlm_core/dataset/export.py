@@ -41,11 +41,13 @@ def _merged(directory: Path) -> dict[str, dict[str, tuple[list, list[float], int
 
 def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SOURCES) -> list[dict]:
     """Every distinct program of a collection (live or packed) as a row; builds each task's space (TVM)."""
+    from tvm.target import Target
+
     from tlm_core.partition.task import task_from_primfunc
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
-    from .files import workload_mod
+    from .files import directory_target, workload_mod
 
     directory = Path(directory)
     catalog = Catalog(directory / CATALOG_FILE)
@@ -55,7 +57,8 @@ def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SO
         workloads = dict(read_workloads(directory / source))
         for task_id, programs in _merged(directory / source).items():
             if task_id not in matchers:
-                builder = builder or SpaceBuilder.for_target(host_target())
+                target = directory_target(directory)  # the spaces of the hardware it was measured on
+                builder = builder or SpaceBuilder.for_target(Target(target) if target else host_target())
                 task = task_from_primfunc(workload_mod(workloads[task_id])["main"])
                 matchers[task_id] = SketchMatcher(builder.build(task))
             info = catalog.tasks.get(task_id)

@@ -18,16 +18,17 @@ from pathlib import Path
 from ..dataset import Catalog, CatalogTask, export_rows, read_rows
 from ..dataset.catalog import CATALOG_FILE
 from ..dataset.export import DATASET_FILE
+from ..dataset.files import directory_target
 from ..language import LanguageError, encode
 from ..space import TILE, Decision, Space
 from .data import Example, decision_example
 
 
-def directory_rows(directory: str | Path) -> list[dict]:
+def directory_rows(directory: str | Path, builder=None) -> list[dict]:
     """The rows of a data directory: its dataset.jsonl.gz, else exported from its records (builds spaces)."""
     directory = Path(directory)
     packed = directory / DATASET_FILE
-    return read_rows(packed) if packed.exists() else export_rows(directory)
+    return read_rows(packed) if packed.exists() else export_rows(directory, builder)
 
 
 def merged_programs(rows: Iterable[dict]) -> dict[str, list[dict]]:
@@ -76,13 +77,43 @@ def catalog_tasks(directories: Iterable[str | Path]) -> dict[str, CatalogTask]:
 def measured_examples(
     directories: list[str | Path], top: int = 4, builder=None, log=print
 ) -> tuple[list[Example], dict]:
-    """Fine-tuning examples of the `top` best programs per task over the directories, and a summary."""
+    """Fine-tuning examples of the `top` best programs per task over the directories, and a summary.
+
+    Programs measured on different hardware are different data: directories are grouped by the target their
+    records name, a task's programs are ranked within a group, and each group's sentences carry its own
+    hardware prompt. builder (tests): one SpaceBuilder for every directory instead of one per target."""
+    groups: dict[str, list[str | Path]] = {}
+    for d in directories:
+        groups.setdefault(json.dumps(directory_target(d), sort_keys=True), []).append(d)
+    examples: list[Example] = []
+    summary: dict = {"directories": [str(d) for d in directories], "top": top, "targets": {}}
+    for target_json, group in groups.items():
+        done, counts = _examples_of(group, top, builder or _builder_for(json.loads(target_json)), log)
+        examples += done
+        summary["targets"][_target_name(json.loads(target_json))] = counts
+    for key in ("rows", "tasks", "programs"):
+        summary[key] = sum(c[key] for c in summary["targets"].values())
+    summary["examples"] = len(examples)
+    return examples, summary
+
+
+def _builder_for(target: dict | None):
+    from tvm.target import Target
+
     from ..space import SpaceBuilder
     from ..target import host_target
 
-    builder = builder or SpaceBuilder.for_target(host_target())
+    return SpaceBuilder.for_target(Target(target) if target else host_target())
+
+
+def _target_name(target: dict | None) -> str:
+    return f"{target['kind']} {target.get('mcpu', '')}".strip() if target else "unknown"
+
+
+def _examples_of(directories: list[str | Path], top: int, builder, log) -> tuple[list[Example], dict]:
+    """The examples of directories measured on one target, and their counts."""
     tasks = catalog_tasks(directories)
-    rows = [r for d in directories for r in directory_rows(d)]
+    rows = [r for d in directories for r in directory_rows(d, builder)]
     programs = merged_programs(rows)
     examples: list[Example] = []
     used = 0
@@ -101,6 +132,6 @@ def measured_examples(
         used += 1
         if (i + 1) % 25 == 0:
             log(f"built {i + 1}/{len(programs)} task spaces")
-    summary = {"directories": [str(d) for d in directories], "rows": len(rows), "tasks": used,
-               "programs": sum(len(p) for p in programs.values()), "examples": len(examples), "top": top}  # fmt: skip
-    return examples, summary
+    counts = {"rows": len(rows), "tasks": used, "programs": sum(len(p) for p in programs.values()),
+              "examples": len(examples)}  # fmt: skip
+    return examples, counts
