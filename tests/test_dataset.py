@@ -268,3 +268,31 @@ def test_source_vs_random_compares_the_best_remeasured_programs():
     doc = source_vs_random(random, search)
     assert doc["tasks"] == 2 and doc["faster"] == 1
     assert doc["random_over_source"] == pytest.approx((2.0 * 0.25) ** 0.5)
+
+
+def test_sigterm_stops_a_collection_even_when_the_interrupt_is_swallowed():
+    """A KeyboardInterrupt turned into a TVMError and swallowed by a "skip this task" handler must not keep a
+    killed collection running: the process ends itself after the grace period."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    code = textwrap.dedent("""
+        import time
+        from tlm_core.cli.dataset import stop_on_sigterm
+        with stop_on_sigterm(grace_s=1.0):
+            print("ready", flush=True)
+            while True:
+                try:
+                    time.sleep(0.05)
+                except BaseException:  # what a broad handler around a TVM call does
+                    pass
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    assert time.monotonic() - start < 10

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import statistics
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,11 +18,17 @@ DEFAULT_OUT = "data/collect"  # the live collection (not committed); `tlm datase
 
 
 @contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
+def stop_on_sigterm(grace_s: float = 30.0) -> Iterator[None]:
     """`kill PID` stops a background collection like Ctrl-C: the workers are closed, nothing is lost.
-    (A job started with `&` from a script ignores SIGINT, so SIGTERM is the way to stop one.)"""
+    (A job started with `&` from a script ignores SIGINT, so SIGTERM is the way to stop one.)
+    A KeyboardInterrupt raised while TVM calls back into Python can come out as a TVMError that a "skip this
+    task" handler swallows, and the run goes on: so the process also ends itself grace_s after the signal
+    (records are appended line by line: a hard exit loses at most the programs being measured)."""
 
     def stop(signum, frame):
+        timer = threading.Timer(grace_s, os._exit, [128 + signum])
+        timer.daemon = True
+        timer.start()
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
@@ -47,7 +55,7 @@ def cmd_collect(args: argparse.Namespace) -> None:
 
     sources = [Source("search", best_of_search(), args.search_trials)] * (args.search_trials > 0)
     sources += [Source("heuristic", heuristic_top(), args.heuristic_top)] * (args.heuristic_top > 0)
-    with _stop_on_sigterm():
+    with stop_on_sigterm():
         directory, stats = collect(
             args.models,
             args.out,
