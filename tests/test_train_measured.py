@@ -67,7 +67,7 @@ def test_programs_of_other_hardware_keep_their_own_prompt(tmp_path, collection):
     import json
     import shutil
 
-    from tlm_core.dataset.files import directory_target
+    from tlm_core.dataset.export import directory_target
     from tlm_core.language import decode_ids, hardware_of
     from tlm_core.target import KNOWN_CACHES_KIB, host_cpu
 

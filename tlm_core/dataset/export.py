@@ -47,9 +47,10 @@ def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SO
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
-    from .files import directory_target, workload_mod
+    from .files import workload_mod
 
     directory = Path(directory)
+    target = directory_target(directory)  # the spaces of the hardware it was measured on
     catalog = Catalog(directory / CATALOG_FILE)
     rows: list[dict] = []
     matchers: dict[str, SketchMatcher] = {}
@@ -57,7 +58,6 @@ def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SO
         workloads = dict(read_workloads(directory / source))
         for task_id, programs in _merged(directory / source).items():
             if task_id not in matchers:
-                target = directory_target(directory)  # the spaces of the hardware it was measured on
                 builder = builder or SpaceBuilder.for_target(Target(target) if target else host_target())
                 task = task_from_primfunc(workload_mod(workloads[task_id])["main"])
                 matchers[task_id] = SketchMatcher(builder.build(task))
@@ -80,6 +80,20 @@ def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SO
                     }
                 )
     return rows
+
+
+def directory_target(directory: str | Path) -> dict | None:
+    """The target (TVM's JSON form) the programs of a data directory were measured on: its first record's,
+    in a source folder (a collection) or at the top (a round). None when it holds no record."""
+    directory = Path(directory)
+    for folder in (directory, *(directory / s for s in SOURCES)):
+        for path, opener in ((folder / RECORD_FILE, open), (folder / (RECORD_FILE + ".gz"), gzip.open)):
+            if path.exists():
+                with opener(path, "rt") as f:
+                    line = f.readline()
+                if line.endswith("\n"):
+                    return json.loads(line)[1][2]
+    return None
 
 
 def write_rows(rows: list[dict], path: str | Path) -> Path:

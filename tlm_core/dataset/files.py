@@ -37,20 +37,6 @@ def read_records(directory: str | Path) -> list[Record]:
     return [Record.from_line(line, task_ids) for line in open_lines(Path(directory) / RECORD_FILE)]
 
 
-def directory_target(directory: str | Path) -> dict | None:
-    """The target (TVM's JSON form) the programs of a data directory were measured on: its first record's,
-    in any source folder (a collection) or at the top (a round). None when it holds no record."""
-    directory = Path(directory)
-    for folder in (directory, *(directory / s for s in ("random", "search", "heuristic"))):
-        for path, opener in ((folder / RECORD_FILE, open), (folder / (RECORD_FILE + ".gz"), gzip.open)):
-            if path.exists():
-                with opener(path, "rt") as f:
-                    line = f.readline()
-                if line.endswith("\n"):
-                    return json.loads(line)[1][2]
-    return None
-
-
 def workload_mod(line: str):
     """The IRModule of a workload.json line (imports TVM)."""
     from tvm.s_tir import meta_schedule as ms

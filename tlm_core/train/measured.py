@@ -17,8 +17,7 @@ from pathlib import Path
 
 from ..dataset import Catalog, CatalogTask, export_rows, read_rows
 from ..dataset.catalog import CATALOG_FILE
-from ..dataset.export import DATASET_FILE
-from ..dataset.files import directory_target
+from ..dataset.export import DATASET_FILE, directory_target
 from ..language import LanguageError, encode
 from ..space import TILE, Decision, Space
 from .data import Example, decision_example
