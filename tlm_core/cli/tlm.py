@@ -246,13 +246,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     help="also every teacher sentence with unknown names: all = one copy with operator and block "
                     "names hidden (op?, blk?); each = three copies (the operator list as one op?, the block names, "
                     "both)")  # fmt: skip
-    sp.add_argument(
-        "--measured-repeat",
-        type=int,
-        default=1,
-        metavar="K",
-        help="the measured examples K times (weight against a large teacher corpus)",
-    )
+    sp.add_argument("--measured-repeat", type=int, default=1, metavar="K",
+                    help="the measured examples K times (weight against a large teacher corpus)")  # fmt: skip
     sp.add_argument("--small-repeat", type=int, default=1, metavar="K",
                     help="teacher sentences of tasks of at most 2^20 FLOPs (run on one core) K times")  # fmt: skip
     _training_options(sp, steps=300)

@@ -41,11 +41,7 @@ def _merged(directory: Path) -> dict[str, dict[str, tuple[list, list[float], int
 
 def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SOURCES) -> list[dict]:
     """Every distinct program of a collection (live or packed) as a row; builds each task's space (TVM)."""
-    from tvm.target import Target
-
     from tlm_core.partition.task import task_from_primfunc
-    from tlm_core.space import SpaceBuilder
-    from tlm_core.target import host_target
 
     from .files import workload_mod
 
@@ -58,7 +54,7 @@ def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SO
         workloads = dict(read_workloads(directory / source))
         for task_id, programs in _merged(directory / source).items():
             if task_id not in matchers:
-                builder = builder or SpaceBuilder.for_target(Target(target) if target else host_target())
+                builder = builder or target_builder(target)
                 task = task_from_primfunc(workload_mod(workloads[task_id])["main"])
                 matchers[task_id] = SketchMatcher(builder.build(task))
             info = catalog.tasks.get(task_id)
@@ -94,6 +90,16 @@ def directory_target(directory: str | Path) -> dict | None:
                 if line.endswith("\n"):
                     return json.loads(line)[1][2]
     return None
+
+
+def target_builder(target: dict | None):
+    """The SpaceBuilder of a target in TVM's JSON form (a record's), this host's when None."""
+    from tvm.target import Target
+
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+
+    return SpaceBuilder.for_target(Target(target) if target else host_target())
 
 
 def write_rows(rows: list[dict], path: str | Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..dataset import Catalog, CatalogTask, export_rows, read_rows
 from ..dataset.catalog import CATALOG_FILE
-from ..dataset.export import DATASET_FILE, directory_target
+from ..dataset.export import DATASET_FILE, directory_target, target_builder
 from ..language import LanguageError, encode
 from ..space import TILE, Decision, Space
 from .data import Example, decision_example
@@ -81,28 +81,20 @@ def measured_examples(
     Programs measured on different hardware are different data: directories are grouped by the target their
     records name, a task's programs are ranked within a group, and each group's sentences carry its own
     hardware prompt. builder (tests): one SpaceBuilder for every directory instead of one per target."""
-    groups: dict[str, list[str | Path]] = {}
+    groups: dict[str, tuple[dict | None, list[str | Path]]] = {}  # target JSON -> (target, directories)
     for d in directories:
-        groups.setdefault(json.dumps(directory_target(d), sort_keys=True), []).append(d)
+        target = directory_target(d)
+        groups.setdefault(json.dumps(target, sort_keys=True), (target, []))[1].append(d)
     examples: list[Example] = []
     summary: dict = {"directories": [str(d) for d in directories], "top": top, "targets": {}}
-    for target_json, group in groups.items():
-        done, counts = _examples_of(group, top, builder or _builder_for(json.loads(target_json)), log)
+    for target, group in groups.values():
+        done, counts = _examples_of(group, top, builder or target_builder(target), log)
         examples += done
-        summary["targets"][_target_name(json.loads(target_json))] = counts
+        summary["targets"][_target_name(target)] = counts
     for key in ("rows", "tasks", "programs"):
         summary[key] = sum(c[key] for c in summary["targets"].values())
     summary["examples"] = len(examples)
     return examples, summary
-
-
-def _builder_for(target: dict | None):
-    from tvm.target import Target
-
-    from ..space import SpaceBuilder
-    from ..target import host_target
-
-    return SpaceBuilder.for_target(Target(target) if target else host_target())
 
 
 def _target_name(target: dict | None) -> str:
