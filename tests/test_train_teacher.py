@@ -23,6 +23,10 @@ def test_zoo_is_seeded_and_named():
     plain = [op for p in range(KINDS["plain"]) for op in zoo_ops("plain", p)]
     assert {op[0] for op in plain} == {"conv", "matmul", "reduce"}  # single operators, no epilogue
     assert all(op[-1] == "plain" for op in plain if op[0] == "conv")
+    wide = [op for p in range(KINDS["widths"]) for op in zoo_ops("widths", p)]
+    # channel counts with a factor 3, 5 or 7 (not powers of two), mostly pointwise as in mobile CNN blocks
+    assert all(c % 8 == 0 and c & (c - 1) for op in wide for c in op[1:3])
+    assert sum(op[4] == 1 for op in wide) > len(wide) / 2
 
 
 def test_zoo_variant_loads_with_its_own_description():

@@ -15,7 +15,7 @@ from typing import Any
 
 KINDS = {
     "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40,
-    "small": 20,
+    "small": 20, "widths": 40,
 }  # fmt: skip
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
@@ -25,7 +25,11 @@ _ROWS = [1, 4, 16, 32, 49, 64, 128, 196, 256, 512]
 _ACTS = ["none", "relu", "relu6", "silu", "gelu"]
 # "small": operators of a few microseconds (the tiny samples'), where a parallel loop costs more than it saves
 _SMALL_CH, _SMALL_HW, _SMALL_DIM = [3, 4, 8, 12, 16, 24, 32], [4, 7, 8, 14, 16, 28], [16, 32, 48, 64, 128]
+# "widths": the channel counts of mobile CNNs, multiples of 8 with factors 3, 5 and 7 (_CH has few), so that an
+# extent like 672 = 2^5 3 7 is not new to the model; mostly pointwise and depthwise, as in their blocks
+_WIDE_CH = [40, 56, 72, 80, 112, 120, 168, 200, 240, 280, 336, 480, 560, 672, 720, 960, 1152, 1280]
 # BatchNorm folded into the convolution (deployed CNNs, ONNX exports), or a bare conv + activation (TOPI-built)
+_KERNELS = [1, 1, 3, 3, 5, 7]
 _FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+relu"]
 
 
@@ -49,6 +53,8 @@ def _draw(kind: str, rng: random.Random) -> tuple:
         if rng.random() < 0.25:
             return ("linear", rng.choice([1, 2, 4, 8, 16, 32]), rng.choice(_SMALL_DIM), rng.choice(_SMALL_DIM), act)
         return _conv(rng, act, _SMALL_CH, _SMALL_HW)
+    if kind == "widths":
+        return _conv(rng, act, _WIDE_CH, _HW[:4], kernels=[1, 1, 1, 3, 5])
     if kind == "plain":  # no epilogue: what a single operator (benchmarks/operators.py, TVMScript) looks like
         which = rng.choice(["conv", "conv", "matmul", "reduce"])
         if which == "conv":
@@ -72,12 +78,14 @@ def _draw(kind: str, rng: random.Random) -> tuple:
     return ("eltwise", rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["add_relu", "silu", "gelu", "mul_add"]))
 
 
-def _conv(rng: random.Random, act: str, channels: list[int] = _CH, sizes: list[int] = _HW) -> tuple:
+def _conv(
+    rng: random.Random, act: str, channels: list[int] = _CH, sizes: list[int] = _HW, kernels: list[int] = _KERNELS
+) -> tuple:
     while True:
         cin, hw, k, stride = (
             rng.choice(channels),
             rng.choice(sizes),
-            rng.choice([1, 1, 3, 3, 5, 7]),
+            rng.choice(kernels),
             rng.choice([1, 1, 2]),
         )
         depthwise = k > 1 and rng.random() < 0.4
