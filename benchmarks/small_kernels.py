@@ -6,9 +6,9 @@ learnt it. Every task with decisions of the model (default: mobilenetv2-tiny, wh
 convolutions take 0.3-10 us), both programs measured back to back in one run, each checked against the
 untuned task.
 
-    .venv/bin/python benchmarks/small_kernels.py [--model mobilenetv2-tiny] [--checkpoint DIR]
+    .venv/bin/python benchmarks/small_kernels.py [--model mobilenetv2-tiny] [--checkpoint DIR] [--results NAME]
 
-Writes benchmarks/results/small_kernels.json and .md.
+Writes benchmarks/results/small_kernels.json and .md (NAME.json and .md with --results).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="mobilenetv2-tiny")
     p.add_argument("--checkpoint", help="default: the shipped assets/tlm-small")
+    p.add_argument("--results", default="small_kernels", help="results name (another machine's run beside this one)")
     args = p.parse_args(argv)
     from tlm_core.baselines.heuristic import heuristic_program
     from tlm_core.frontend import load_model
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     cols = ["task", "flops", "heuristic_sketch", "heuristic_us", "tlm_sketch", "tlm_us", "tlm_speed_vs_heuristic"]
     data = {"model": args.model, "checkpoint": checkpoint, "geomean": mean, "rows": rows}
-    md = write("small_kernels", data, cols, rows, "Kernels of a microsecond: TLM vs heuristic", notes)
+    md = write(args.results, data, cols, rows, "Kernels of a microsecond: TLM vs heuristic", notes)
     print(md.read_text())
     return 0
 
