@@ -8,7 +8,7 @@ max error vs PyTorch.
     .venv/bin/python benchmarks/models.py            # every tiny sample, search 20 trials per task
     .venv/bin/python benchmarks/models.py --quick    # bert-tiny and resnet50-tiny, no search
 
-Writes benchmarks/results/models[-quick].json and .md.
+Writes benchmarks/results/models[-quick].json and .md (NAME.json and .md with --results NAME).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="two tiny models, no search (CI smoke test)")
+    p.add_argument("--results", help="results name (another machine's run beside the committed one)")
     p.add_argument("--trials", type=int, default=None, help="search trials per task (0: no search)")
     p.add_argument("--models", nargs="*", help="sample names (default: every tiny sample)")
     p.add_argument("--repeat", type=int, default=10)
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if trials:
         notes.append(f"search: Ansor-style evolutionary search, MetaSchedule implementation, {trials} trials per task.")
-    name = "models-quick" if args.quick else "models"
+    name = args.results or ("models-quick" if args.quick else "models")
     md = write(name, {"trials_per_task": trials, "rows": rows}, cols, rows, "Models: end to end per method", notes)
     print(md.read_text())
     return 0 if all(r["ok"] for r in rows) else 1

@@ -8,7 +8,7 @@ Measurer (median over repeats, checked against the untuned reference), so ratios
     .venv/bin/python benchmarks/operators.py            # realistic shapes, search 64 trials (~40 min)
     .venv/bin/python benchmarks/operators.py --quick    # small shapes, search 8 trials (~5 min)
 
-Writes benchmarks/results/operators[-quick].json and .md.
+Writes benchmarks/results/operators[-quick].json and .md (NAME.json and .md with --results NAME).
 """
 
 from __future__ import annotations
@@ -133,6 +133,7 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small shapes and a tiny search budget (CI smoke test)")
+    p.add_argument("--results", help="results name (another machine's run beside the committed one)")
     p.add_argument("--trials", type=int, default=None, help="search trials per operator (0: no search)")
     p.add_argument("--only", help="only operators whose name starts with this")
     p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows")
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         "Latency: median over 5 repeats of >= 10 ms, all methods of an operator in the same run; ok: every"
         " program matched the untuned reference.",
     ]
-    name = "operators-quick" if args.quick else "operators"
+    name = args.results or ("operators-quick" if args.quick else "operators")
     md = write(name, {"trials": trials, "rows": rows}, cols, rows, "Operators: kernel latency per method", notes)
     print(md.read_text())
     return 0 if all(r["ok"] for r in rows) else 1
