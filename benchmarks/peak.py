@@ -7,7 +7,7 @@ multi-threaded BLAS suffers most from a busy core, so medians would flatter TVM.
     .venv/bin/python benchmarks/peak.py            # 1024^3, heuristic Top-1 / Top-10, TLM, search 128 trials
     .venv/bin/python benchmarks/peak.py --quick    # 256^3, search 8 trials
 
-Writes benchmarks/results/peak[-quick].json and .md.
+Writes benchmarks/results/peak[-quick].json and .md (NAME.json and .md with --results NAME).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ def _tlm_rows(task, space, measurer) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--results", help="results name (another machine's run beside the committed one)")
     p.add_argument("--n", type=int, default=None)
     p.add_argument("--trials", type=int, default=None)
     p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows (top-1 and best-of-10)")
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "of_peak: BLAS latency / method latency. search: Ansor-style evolutionary search, MetaSchedule implementation.",
         "TLM: the shipped checkpoint's greedy program, and the best of its 10 most likely (beam search, measured).",
     ]
-    name = "peak-quick" if args.quick else "peak"
+    name = args.results or ("peak-quick" if args.quick else "peak")
     md = write(
         name,
         {"n": n, "rows": rows},
