@@ -247,3 +247,15 @@ def test_index_bounds_follow_copies_to_the_axis_they_index():
     assert index_bounds(advanced_index_1x32) == {1: 1, 2: 32}
     args = random_arguments(task_from_primfunc(advanced_index_1x32).params, 0, index_bounds(advanced_index_1x32))
     assert args[1].max() == 0 and args[2].max() < 32
+
+
+def test_tvm_kernels_use_every_cpu():
+    """TVM alone takes x86 CPUs for hyper-threads and runs on half of them; importing tlm_core fixes that."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TVM_NUM_THREADS"}
+    code = "import tvm, tlm_core; print(tvm.get_global_func('runtime.NumThreads')())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout.split()[-1]) == len(os.sched_getaffinity(0))

@@ -3,4 +3,11 @@
 This package never imports streamlit; the app and the CLI only wire its calls together.
 """
 
+import os
+
 __version__ = "0.1.0"
+
+# TVM's thread pool takes x86 CPUs for hyper-threads and uses half of them: on a 2-CPU machine without SMT
+# every kernel ran on one core while PyTorch and BLAS used two. Use every CPU this process may use (read when
+# the pool starts, at the first kernel), unless the user chose a number.
+os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
