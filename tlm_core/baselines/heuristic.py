@@ -153,7 +153,8 @@ def footprint(info: BlockInfo, tile: dict[str, int]) -> int:
 def aliased(info: BlockInfo, vec_loop: str) -> bool:
     """Whether an operand loaded along the vector loop steps through the reduction by whole L1 ways (its
     rows then share one cache set and cannot stay in L1: measured 2.5x slower GEMM 1024^3 on the Xeon)."""
-    reduce = {n for n, k in info.kinds.items() if k == "R"}
+    # a reduction that walks more rows than an L1 set has ways (12 or 8 here)
+    reduce = {n for n, k in info.kinds.items() if k == "R" and info.extents.get(n, 1) > 16}
     for dims, shape in zip(info.accesses[: info.reads], info.shapes[: info.reads], strict=True):
         if not dims or vec_loop not in dims[-1] or len(shape) != len(dims):
             continue
@@ -214,6 +215,7 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
         streamed = [dims for dims in info.accesses[: info.reads] if any(vec_point.loop in d for d in dims)]
         reuse = [p for p in before if not any(p.loop in d for dims in streamed for d in dims)]
         row_point = (reuse or before or [None])[-1]
+    blocked = blocked and row_point is not None
     rows = 1
     if row_point is not None:
         # The register tile keeps rows x vectors accumulators: fewer vector registers per row, more rows.
@@ -248,7 +250,7 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
         return math.prod(t.values()) / max(1, footprint(info, t))
 
     want_outer = 1 if small else min(hw.cores * 2, math.prod(p.extent for p in spatial) // max(1, vector * rows))
-    if blocked and row_point is not None:
+    if blocked:
         # A block of the aliased operand (a few of its rows) per reduction step, reused from L1 by a column of
         # register tiles whose accumulators (a third of L1) stay in L1 between the steps; work left for all cores.
         red_inner = {p.loop: largest_divisor(p.extent, knobs.window) or 1 for p in reduce}
