@@ -235,16 +235,20 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
 
     # Grow the per-core cache tile by reuse while it fits the L2 budget and leaves work for every core.
     # It lives at level s1, outside the reduction, so the register tile (level s3) accumulates over the
-    # whole reduction; level s2 stays 1 (measured: s2 > 1 re-streams the accumulators every k step).
+    # whole reduction; level s2 stays 1 (measured: s2 > 1 re-streams the accumulators every k step), except
+    # for an aliased operand (below), where the accumulators live in L1 anyway.
     budget = hw.l2_bytes * knobs.cache_fraction / 4
     full_red = {p.loop: p.extent for p in reduce}
     small = flops_of(info) < SMALL_FLOPS  # not worth a parallel launch: one core does it all
 
+    def span(p: DecisionPoint) -> int:  # a core's tile along p's loop: levels s1 x s2 x s3
+        return mid[p.loop] * column[p.loop] * inner[p.loop]
+
     def tile() -> dict[str, int]:
-        return {p.loop: mid[p.loop] * column[p.loop] * inner[p.loop] for p in spatial} | full_red
+        return {p.loop: span(p) for p in spatial} | full_red
 
     def outer() -> int:
-        return math.prod(p.extent // (mid[p.loop] * column[p.loop] * inner[p.loop]) for p in spatial)
+        return math.prod(p.extent // span(p) for p in spatial)
 
     def intensity(t: dict[str, int]) -> float:
         return math.prod(t.values()) / max(1, footprint(info, t))
@@ -254,16 +258,15 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
         # A block of the aliased operand (a few of its rows) per reduction step, reused from L1 by a column of
         # register tiles whose accumulators (a third of L1) stay in L1 between the steps; work left for all cores.
         red_inner = {p.loop: largest_divisor(p.extent, knobs.window) or 1 for p in reduce}
-        tile_bytes = inner[row_point.loop] * mid[row_point.loop] * vector * 4
-        rest = row_point.extent // (inner[row_point.loop] * mid[row_point.loop])
-        for d in sorted(divisors(rest), reverse=True):
+        tile_bytes = span(row_point) * vector * 4
+        for d in sorted(divisors(row_point.extent // span(row_point)), reverse=True):
             column[row_point.loop] = d
             if d == 1 or (d * tile_bytes <= hw.l1_bytes // 3 and outer() >= want_outer):
                 break
     while not blocked:  # blocked: the column is the cache tile, the operand's block streams from L2
         best = None
         for p in spatial:
-            rest = p.extent // (mid[p.loop] * inner[p.loop])
+            rest = p.extent // span(p)
             grow = next((d for d in divisors(rest) if d > 1), None)
             if grow is None:
                 continue
@@ -281,8 +284,7 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
     # The remaining outer iterations form the parallel level s0 (MetaSchedule fuses and parallelises it).
     factors: dict[str, tuple[int, ...]] = {}
     for p in spatial:
-        rest = p.extent // (mid[p.loop] * column[p.loop] * inner[p.loop])
-        factors[p.loop] = _levels(p.n or 4, [rest, mid[p.loop], column[p.loop], inner[p.loop]])
+        factors[p.loop] = _levels(p.n or 4, [p.extent // span(p), mid[p.loop], column[p.loop], inner[p.loop]])
     for p in reduce:
         r1 = red_inner[p.loop]
         factors[p.loop] = _levels(p.n or 2, [p.extent // r1, r1])
