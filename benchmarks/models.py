@@ -14,7 +14,9 @@ Writes benchmarks/results/models[-quick].json and .md (NAME.json and .md with --
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +27,23 @@ from benchmarks.report import ms, write  # noqa: E402
 QUICK = ["bert-tiny", "resnet50-tiny"]
 
 
+def eager_ms(name: str, repeat: int) -> float:
+    """PyTorch eager's median latency, timed in a fresh process: TVM's thread pool, once started, keeps slowing
+    PyTorch's threads in the process that ran it."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--eager", name, "--repeat", str(repeat)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])["pytorch_ms"]
+
+
+def print_eager_ms(name: str, repeat: int) -> None:
+    from tlm_core.compile import pytorch_latencies
+    from tlm_core.frontend import load_model
+
+    model = load_model(name)
+    print(json.dumps({"pytorch_ms": ms(statistics.median(pytorch_latencies(model, model.random_inputs(0), repeat)))}))
+
+
 def bench(
     name: str, trials_per_task: int, builder, target, repeat: int, only: list[str] | None = None, generator=None
 ) -> dict:
@@ -32,9 +51,10 @@ def bench(
     from tlm_core.frontend import load_model
     from tlm_core.partition import partition
 
+    row: dict = {"model": name, "pytorch_ms": eager_ms(name, repeat)}
     model = load_model(name)
     part = partition(model, target)
-    row: dict = {"model": name, "tasks": len(part.tasks)}
+    row["tasks"] = len(part.tasks)
     methods = ["default", "heuristic"] + ["tlm"] * (generator is not None) + ["search"] * (trials_per_task > 0)
     methods = [m for m in methods if not only or m in only]
     ok = True
@@ -51,17 +71,11 @@ def bench(
         run = C.compile_and_run(model, part, target, method, space_of=builder.build, generator=generator,
                                 trials=trials_per_task * len(part.tasks), repeat=repeat)  # fmt: skip
         report = run.report
-        if report.pytorch_latency is not None and "pytorch_ms" not in row:
-            row["pytorch_ms"] = ms(report.pytorch_latency)
         row[f"{method}_ms"] = ms(report.latency)
         row[f"{method}_compile_s"] = run.compile_s
         row[f"{method}_max_err"] = report.max_abs_error
         ok = ok and report.ok
         print(f"  {method}: {row[f'{method}_ms']:.3f} ms, ok {report.ok}", file=sys.stderr, flush=True)
-    if "pytorch_ms" not in row:  # torch.compile alone: time eager here
-        from tlm_core.compile import pytorch_latencies
-
-        row["pytorch_ms"] = ms(statistics.median(pytorch_latencies(model, model.random_inputs(0), repeat)))
     for method in methods + ["torch_compile"] * ("torch_compile_ms" in row):
         row[f"{method}_vs_pytorch"] = row["pytorch_ms"] / row[f"{method}_ms"]  # > 1: faster than PyTorch
     row["ok"] = ok
@@ -78,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", nargs="*", help="sample names (default: every tiny sample)")
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--methods", nargs="*", help="torch_compile, default, heuristic, tlm, search (default: all)")
+    p.add_argument("--eager", metavar="MODEL", help=argparse.SUPPRESS)  # eager_ms's fresh process
     args = p.parse_args(argv)
+    if args.eager:
+        print_eager_ms(args.eager, args.repeat)
+        return 0
     trials = args.trials if args.trials is not None else (0 if args.quick else 20)
     names = args.models or (QUICK if args.quick else [n for n, s in sample_models.SAMPLES.items() if s.tiny])
 
@@ -100,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     cols = ["model", "tasks", "pytorch_ms"] + [f"{m}_ms" for m in methods]
     cols += [f"{m}_vs_pytorch" for m in methods] + [f"{m}_compile_s" for m in methods] + ["ok"]
     notes = [
-        "*_ms: end-to-end latency, median of the repeats (Relax VM; PyTorch eager on the same inputs).",
+        "*_ms: end-to-end latency, median of the repeats (Relax VM; PyTorch eager on the same inputs, timed in a"
+        " fresh process: TVM's thread pool slows PyTorch in the process that ran it).",
         "torch_compile: PyTorch's torch.compile (Inductor, default mode), checked against eager; its compile_s is"
         " the first call (Inductor generating and building its C++ kernels).",
         "*_vs_pytorch: PyTorch latency / method latency (> 1 is faster than PyTorch).",

@@ -189,3 +189,20 @@ def test_a_matmul_whose_rows_share_an_l1_set_is_blocked_along_the_reduction(spac
     i, j = (loop for loop, d in aliased.items() if len(d) == 4)
     assert aliased[k][1] == 8 and aliased[i][2] > 1 and aliased[j][-1] == 4 * lanes
     assert plain[k][1] == 1 and all(d[2] == 1 for d in plain.values() if len(d) == 4)  # the usual plan
+
+
+def test_a_matvec_with_an_aliased_operand_keeps_the_usual_vector(space_builder):
+    """Without a row axis there is no column of register tiles to block: the plan is the usual one."""
+    from tvm import topi
+
+    def innermost(k):
+        def build(te):
+            a, b = te.placeholder((1, k), name="A"), te.placeholder((k, 1024), name="B")
+            return [a, b, topi.nn.matmul(a, b)]
+
+        space = space_builder.build(_te_task(f"matvec{k}", build))
+        cand = heuristic_program(space)
+        points = space.sketches[cand.sketch_index].points
+        return [d[-1] for p, d in zip(points, cand.decisions, strict=True) if p.kind == "tile" and len(d) == 4]
+
+    assert innermost(1024) == innermost(16)  # rows 4 KiB apart along a reduction of 1024, not of 16

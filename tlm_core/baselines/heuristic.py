@@ -192,7 +192,15 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
     lanes = hw.lanes()
     inner: dict[str, int] = {p.loop: 1 for p in spatial}  # the register tile (innermost level)
     vec_point = next((p for p in reversed(spatial) if p.extent > 1), None)
-    blocked = vec_point is not None and bool(reduce) and aliased(info, vec_point.loop)
+    row_point = None
+    if vec_point is not None:
+        before = [p for p in spatial if p.extent > 1 and p is not vec_point]
+        # Rows on an axis the vector-loaded operands do not depend on, so each loaded vector feeds every row:
+        # i of a matmul (B[k, j] is loaded along j), the output channels of a convolution (X[c, y, x]).
+        streamed = [dims for dims in info.accesses[: info.reads] if any(vec_point.loop in d for d in dims)]
+        reuse = [p for p in before if not any(p.loop in d for dims in streamed for d in dims)]
+        row_point = (reuse or before or [None])[-1]
+    blocked = row_point is not None and bool(reduce) and aliased(info, vec_point.loop)
     if blocked:  # 4 rows x 4 vectors measured 1.4x 8 x 2 there (GEMM 1024^3, Xeon): the same 16 accumulators
         knobs = replace(knobs, vectors=knobs.vectors * 2, rows=max(1, knobs.rows // 2))
     vector = 1
@@ -207,15 +215,6 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
             or 1
         )
         inner[vec_point.loop] = vector
-    row_point = None
-    if vec_point is not None:
-        before = [p for p in spatial if p.extent > 1 and p is not vec_point]
-        # Rows on an axis the vector-loaded operands do not depend on, so each loaded vector feeds every row:
-        # i of a matmul (B[k, j] is loaded along j), the output channels of a convolution (X[c, y, x]).
-        streamed = [dims for dims in info.accesses[: info.reads] if any(vec_point.loop in d for d in dims)]
-        reuse = [p for p in before if not any(p.loop in d for dims in streamed for d in dims)]
-        row_point = (reuse or before or [None])[-1]
-    blocked = blocked and row_point is not None
     rows = 1
     if row_point is not None:
         # The register tile keeps rows x vectors accumulators: fewer vector registers per row, more rows.
