@@ -165,26 +165,25 @@ def test_a_producer_several_blocks_read_is_computed_once(space_builder):
     assert located
 
 
+def _matmul_tiles(space_builder, m: int, k: int, n: int) -> dict:
+    """The heuristic's Top-1 tile factors of A[m, k] @ B[k, n], by loop name."""
+    from tvm import topi
+
+    def build(te):
+        a, b = te.placeholder((m, k), name="A"), te.placeholder((k, n), name="B")
+        return [a, b, topi.nn.matmul(a, b)]
+
+    space = space_builder.build(_te_task(f"matmul{m}x{k}x{n}", build))
+    cand = heuristic_program(space)
+    points = space.sketches[cand.sketch_index].points
+    return {p.loop: d for p, d in zip(points, cand.decisions, strict=True) if p.kind == "tile"}
+
+
 def test_a_matmul_whose_rows_share_an_l1_set_is_blocked_along_the_reduction(space_builder):
     """B's rows 4 KiB apart all fall in one L1 set: measured on the Xeon, GEMM 1024^3 53 -> 24 ms and
     LLaMA-7B's projections 4-6x faster with a block of 8 of B's rows reused by 16 register tiles."""
-    from tvm import topi
-
-    def matmul(n):
-        def build(te):
-            a, b = te.placeholder((64, 1024), name="A"), te.placeholder((1024, n), name="B")
-            return [a, b, topi.nn.matmul(a, b)]
-
-        return build
-
-    def plan(n):
-        space = space_builder.build(_te_task(f"matmul{n}", matmul(n)))
-        cand = heuristic_program(space)
-        points = space.sketches[cand.sketch_index].points
-        return {p.loop: d for p, d in zip(points, cand.decisions, strict=True) if p.kind == "tile"}
-
     lanes = Hardware.from_target(host_target()).lanes()
-    aliased, plain = plan(1024), plan(1000)
+    aliased, plain = _matmul_tiles(space_builder, 64, 1024, 1024), _matmul_tiles(space_builder, 64, 1024, 1000)
     k = next(loop for loop, d in aliased.items() if len(d) == 2)
     i, j = (loop for loop, d in aliased.items() if len(d) == 4)
     assert aliased[k][1] == 8 and aliased[i][2] > 1 and aliased[j][-1] == 4 * lanes
@@ -193,16 +192,8 @@ def test_a_matmul_whose_rows_share_an_l1_set_is_blocked_along_the_reduction(spac
 
 def test_a_matvec_with_an_aliased_operand_keeps_the_usual_vector(space_builder):
     """Without a row axis there is no column of register tiles to block: the plan is the usual one."""
-    from tvm import topi
 
     def innermost(k):
-        def build(te):
-            a, b = te.placeholder((1, k), name="A"), te.placeholder((k, 1024), name="B")
-            return [a, b, topi.nn.matmul(a, b)]
-
-        space = space_builder.build(_te_task(f"matvec{k}", build))
-        cand = heuristic_program(space)
-        points = space.sketches[cand.sketch_index].points
-        return [d[-1] for p, d in zip(points, cand.decisions, strict=True) if p.kind == "tile" and len(d) == 4]
+        return [d[-1] for d in _matmul_tiles(space_builder, 1, k, 1024).values() if len(d) == 4]
 
     assert innermost(1024) == innermost(16)  # rows 4 KiB apart along a reduction of 1024, not of 16
