@@ -68,8 +68,10 @@ def bench(
         builder.build(part.tasks[0])  # TVM's one-off start-up (tens of seconds) is charged to no method
     for method in methods:
         # the library's one path for a whole model, as `tlm compile` takes it (search: a budget per task)
+        # PyTorch eager is timed in its own process (eager_ms): here it only checks the output
         run = C.compile_and_run(model, part, target, method, space_of=builder.build, generator=generator,
-                                trials=trials_per_task * len(part.tasks), repeat=repeat)  # fmt: skip
+                                trials=trials_per_task * len(part.tasks), repeat=repeat,
+                                with_pytorch=False)  # fmt: skip
         report = run.report
         row[f"{method}_ms"] = ms(report.latency)
         row[f"{method}_compile_s"] = run.compile_s

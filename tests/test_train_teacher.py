@@ -29,6 +29,26 @@ def test_zoo_is_seeded_and_named():
     assert sum(op[4] == 1 for op in wide) > len(wide) / 2
 
 
+def test_topi_zoo_variants_are_single_te_operators_with_topis_layouts(tmp_path):
+    from tlm_core.dataset.zoo import topi_tasks
+
+    specs = [op for p in range(KINDS["topi"]) for op in zoo_ops("topi", p)]
+    assert {op[1] for op in specs} >= {"dense", "matmul", "depthwise", "conv", "bmm"}
+    tasks = topi_tasks("zoo-topi-1")
+    assert len(tasks) == PER_PART and [t.id for t in tasks] == [t.id for t in topi_tasks("zoo-topi-1")]  # seeded
+    for spec, task in zip(zoo_ops("topi", 1), tasks, strict=True):
+        params = dict((name, shape) for name, shape, _ in task.params)
+        if spec[1] == "dense":  # the weight is W[n, k], read along its rows (no Relax model has it)
+            rows, k, n = spec[2:5]
+            assert params["A"] == (rows, k) and params["W"] == (n, k) and task.ops[0] == "dense"
+        assert "layout_free_buffers" not in (task.func.attrs or {})
+    with pytest.raises(ValueError, match="no PyTorch zoo variant"):
+        variants_for(["zoo-topi-1"])[0].build()
+    catalog = Catalog(tmp_path / "catalog.jsonl")
+    catalog.ensure(variants_for(["zoo-topi-1"]), "llvm", log=lambda m: None)  # no model to load or partition
+    assert {t.id for t in catalog.for_variants(["zoo-topi-1"])} == {t.id for t in tasks}
+
+
 def test_zoo_variant_loads_with_its_own_description():
     from tlm_core.dataset.variants import load_variant
 

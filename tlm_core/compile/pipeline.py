@@ -115,13 +115,14 @@ def compile_and_run(
     database=None,
     repeat: int = 10,
     measure_kernels: bool = False,
+    with_pytorch: bool = True,
     progress: Progress | None = None,
 ) -> ModelRun:
     """Compile the whole model with `method` (see schedules_for), run it, check it against PyTorch, time it.
 
     progress(fraction of the whole, message) as each step advances. A Measurer is started (and closed) when
     the method or measure_kernels needs one and none is given; search without a store keeps its programs in
-    a temporary RecordStore."""
+    a temporary RecordStore. with_pytorch=False: PyTorch is run for the check but not timed."""
     from tlm_core.measure import Measurer
     from tlm_core.records import RecordStore
     from tlm_core.space import SpaceBuilder
@@ -163,7 +164,7 @@ def compile_and_run(
         reporter("compile")(0.0, "compiling the model (applying the schedules, tvm.compile)")
         compiled = compile_model(part, schedules, target)
         reporter("run")(0.0, f"running, checking against PyTorch and timing ({repeat} repeats)")
-        report = run_model(model, compiled, repeat=repeat)
+        report = run_model(model, compiled, repeat=repeat, with_pytorch=with_pytorch)
         if progress:
             progress(1.0, "done")
     finally:

@@ -78,6 +78,11 @@ class Catalog:
         for v in variants:
             if v.name in self.variants:
                 continue
+            if v.name.startswith("zoo-topi-"):  # built from TE/TOPI: tasks without a model to partition
+                from .zoo import topi_tasks
+
+                self.add(v.name, topi_tasks(v.name))
+                continue
             log(f"loading and partitioning {v.name}")
             model = load_variant(v)
             part = partition(model, target)

@@ -6,6 +6,10 @@ whose spaces are built and scheduled by the heuristic without measuring anything
 is generated from this file alone (seeded), so it is reproducible; a zoo variant is 8 operators side by side
 in one module ("zoo-<kind>-<part>"), each fused by Relax into its own task. Workloads of held-out models are
 dropped from any corpus by their task id (`--exclude`), so evaluation stays on unseen tasks.
+
+The "topi" variants are built with TE/TOPI instead of PyTorch (no Relax model; `topi_tasks`): the layouts a
+TVMScript operator or the operators benchmark has and Relax's import never produces, such as TOPI's dense,
+which reads its weight as W[n, k] (Relax's linear reads the transposed constant, B[k, n]).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 
 KINDS = {
     "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40,
-    "small": 20, "widths": 40,
+    "small": 20, "widths": 40, "topi": 32,
 }  # fmt: skip
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
@@ -31,6 +35,9 @@ _WIDE_CH = [40, 56, 72, 80, 112, 120, 168, 200, 240, 280, 336, 480, 560, 672, 72
 # BatchNorm folded into the convolution (deployed CNNs, ONNX exports), or a bare conv + activation (TOPI-built)
 _KERNELS = [1, 1, 3, 3, 5, 7]
 _FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+relu"]
+# "topi": mostly dense layers (the layout no other kind has), then TOPI's other single operators
+_TOPI = ["dense"] * 8 + ["depthwise"] * 3 + ["conv"] * 3 + ["matmul"] * 2 + ["bmm"] * 2 + ["pool", "softmax", "sum"]
+_EPILOGUES = ["none", "bias", "bias+relu", "bias+tanh"]
 
 
 def zoo_names() -> list[str]:
@@ -45,6 +52,8 @@ def zoo_ops(kind: str, part: int) -> list[tuple]:
 
 def _draw(kind: str, rng: random.Random) -> tuple:
     act = rng.choice(_ACTS)
+    if kind == "topi":
+        return _topi(rng)
     if kind == "conv":
         return _conv(rng, act)
     if kind == "folded":
@@ -95,13 +104,96 @@ def _conv(
             return ("conv", cin, cout, hw, k, stride, depthwise, act)  # act "plain": no BN, no activation; see _FOLDED
 
 
+def _topi(rng: random.Random) -> tuple:
+    which = rng.choice(_TOPI)
+    if which in ("dense", "matmul"):
+        return ("topi", which, rng.choice(_ROWS), rng.choice(_DIM), rng.choice(_DIM), rng.choice(_EPILOGUES))
+    if which in ("conv", "depthwise"):
+        _, cin, cout, hw, k, stride, _, _ = _conv(rng, "plain", kernels=[1, 3, 3, 5] if which == "conv" else [3, 5])
+        return ("topi", which, cin, cin if which == "depthwise" else cout, hw, k, stride, rng.choice(["none", "relu"]))
+    if which == "bmm":  # TOPI's batch_matmul reads both operands along the reduction: x[b, i, k] y[b, j, k]
+        return ("topi", which, rng.choice([1, 4, 8, 12, 16]), rng.choice([32, 64, 128, 256]), rng.choice([32, 64, 128]))
+    if which == "pool":
+        return ("topi", which, rng.choice(_CH[:13]), rng.choice(_HW), rng.choice(["max", "avg"]))
+    if which == "softmax":
+        return ("topi", which, rng.choice([1, 4, 8, 12]), rng.choice([32, 64, 128, 256, 512]))
+    return ("topi", which, rng.choice(_ROWS[2:]), rng.choice(_DIM))
+
+
+def topi_tasks(name: str) -> list:
+    """The tasks (tlm_core.partition.Task) of the TE/TOPI-built zoo variant `name` ("zoo-topi-<part>")."""
+    from tvm import te
+
+    from tlm_core.partition.task import task_from_primfunc
+
+    _, kind, part = name.split("-")
+    if kind != "topi" or not 0 <= int(part) < KINDS[kind]:
+        raise ValueError(f"no TE/TOPI zoo variant {name!r}")
+    tasks = []
+    for spec in zoo_ops(kind, int(part)):
+        args, out, ops = _topi_compute(spec)
+        func = te.create_prim_func([*args, out])
+        if func.attrs and "layout_free_buffers" in func.attrs:  # as a TVMScript operator: no weight layout rewrite
+            func = func.without_attr("layout_free_buffers")
+        tasks.append(task_from_primfunc(func, f"topi_{'_'.join(ops)}", ops))
+    return tasks
+
+
+def _topi_compute(spec: tuple) -> tuple[list, Any, list[str]]:
+    """(input placeholders, output tensor, op names) of a "topi" spec."""
+    from tvm import te, topi
+
+    which, shape = spec[1], spec[2:]
+    if which in ("dense", "matmul"):
+        rows, k, n, epilogue = shape
+        a = te.placeholder((rows, k), name="A")
+        if which == "dense":
+            b = te.placeholder((n, k), name="W")
+            out = topi.nn.dense(a, b)
+        else:
+            b = te.placeholder((k, n), name="B")
+            out = topi.nn.matmul(a, b)
+        args, ops = [a, b], [which]
+        if epilogue != "none":
+            bias = te.placeholder((n,), name="bias")
+            out, args, ops = topi.add(out, bias), [*args, bias], [*ops, "add"]
+        if epilogue == "bias+relu":
+            out, ops = topi.nn.relu(out), [*ops, "relu"]
+        elif epilogue == "bias+tanh":
+            out, ops = topi.tanh(out), [*ops, "tanh"]
+        return args, out, ops
+    if which in ("conv", "depthwise"):
+        cin, cout, hw, k, stride, act = shape
+        x = te.placeholder((1, cin, hw, hw), name="X")
+        w = te.placeholder((cout, 1 if which == "depthwise" else cin, k, k), name="W")
+        conv = topi.nn.depthwise_conv2d_nchw if which == "depthwise" else topi.nn.conv2d_nchw
+        out = conv(x, w, stride, k // 2, 1)
+        return ([x, w], topi.nn.relu(out), ["conv2d", "relu"]) if act == "relu" else ([x, w], out, ["conv2d"])
+    if which == "bmm":
+        heads, seq, dim = shape
+        x, y = te.placeholder((heads, seq, dim), name="X"), te.placeholder((heads, seq, dim), name="Y")
+        return [x, y], topi.nn.batch_matmul(x, y), ["batch_matmul"]
+    if which == "pool":
+        c, hw, how = shape
+        x = te.placeholder((1, c, hw, hw), name="X")
+        size, pad = ((3, 3), (1, 1, 1, 1)) if how == "max" else ((2, 2), (0, 0, 0, 0))
+        return [x], topi.nn.pool2d(x, size, (2, 2), (1, 1), pad, how), [f"{how}_pool2d"]
+    if which == "softmax":
+        heads, seq = shape
+        x = te.placeholder((heads, seq, seq), name="X")
+        return [x], topi.nn.softmax(x), ["softmax"]
+    rows, n = shape
+    x = te.placeholder((rows, n), name="X")
+    return [x], topi.sum(x, axis=1), ["sum"]
+
+
 def build(name: str) -> tuple[Any, tuple[Any, ...]]:
     """(torch module in eval mode, example inputs) of the zoo variant `name` ("zoo-<kind>-<part>")."""
     import torch
 
     _, kind, part = name.split("-")
-    if kind not in KINDS or not 0 <= int(part) < KINDS[kind]:
-        raise ValueError(f"no zoo variant {name!r}")
+    if kind not in KINDS or kind == "topi" or not 0 <= int(part) < KINDS[kind]:
+        raise ValueError(f"no PyTorch zoo variant {name!r}")
     torch.manual_seed(int(part))
     ops = [_Op(spec) for spec in zoo_ops(kind, int(part))]
     gen = torch.Generator().manual_seed(1)
