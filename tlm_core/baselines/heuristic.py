@@ -15,7 +15,7 @@ In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSc
   column of register tiles (level s2), a wider register tile (64 lanes);
 - an unroll depth and compute locations by rule (producers at the consumer's cache tile, never inside its
   reduction; a pool's padding at its innermost loop);
-- rfactor for long reductions only, on the split's inner loop (vector partial sums).
+- rfactor for long reductions only, on the split's inner loop (vector partial sums, computed at the root).
 
 Top-1 (`heuristic_program`) builds one program per sketch in a single replay each and keeps the one its
 micro performance model (`estimate`) ranks first. Top-k (`heuristic_candidates`) varies the rules' knobs,
@@ -376,6 +376,11 @@ class _Constructor:
         # (softmax's exp: 2.0 ms vs 3.5 ms inlined, 32x128x128).
         if self._shared(p):
             self.location_kinds.append("root")
+            return -1
+        if (p.block or "").endswith("_rf") and -1 in p.choices:
+            # rfactor's vector partial sums: at the root their lane loop is innermost and vectorized; under
+            # the final reduction's row loop it is not (LLaMA's RMSNorm 128x4096: 0.11 ms at the root, 0.26)
+            self.location_kinds.append("partials")
             return -1
         spatial = [i for i, name in enumerate(p.consumer_loops) if i in p.choices and self._spatial(p, name)]
         tiled = [i for i in spatial if p.consumer_loops[i].endswith("_1")]
