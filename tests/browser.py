@@ -137,19 +137,21 @@ def graph_points(page) -> dict[int, tuple[int, int]]:
     pytest.fail("the graph figure was never drawn (no Plotly data after 30 s)")
 
 
-def wait_for_graph(page, current: str) -> None:
-    """Until the figure on screen is the current model's, with `current` ("#8 fused_...") drawn as the selected
-    node: a re-render after choosing a sample can lag the script run, and positions read from the old figure
-    click the wrong node."""
+def wait_for_graph(page) -> str:
+    """Until the figure on screen is the current model's, its selected node the one the "Current subgraph" box
+    names; returns that name ("#8 fused_..."). After choosing a sample either can lag the script run (the box
+    was seen still naming the previous model's subgraph), and positions read from an old figure click the
+    wrong node."""
     graph = page.locator(".js-plotly-plot").first
     deadline = time.monotonic() + 60
     while True:
+        current = value(page, "Current subgraph")
         drawn = graph.evaluate(
             "gd => (gd.data || []).flatMap(d => (d.customdata || [])"
             ".map((n, i) => d.marker.size[i] === 16 ? d.hovertext[i] : '')).filter(h => h)"
         )
         if len(drawn) == 1 and drawn[0].startswith(f"<b>{current}</b>"):
-            return
+            return current
         assert time.monotonic() < deadline, f"the graph's selected node is {drawn}, not {current}"
         page.wait_for_timeout(250)
 
