@@ -28,9 +28,10 @@ def suite(quick: bool) -> dict:
     """name -> PrimFunc, built with TE/TOPI (the same operators Relax legalizes to)."""
     from tvm import te, topi
 
+    from tlm_core.partition import te_prim_func
+
     def func(*tensors):
-        f = te.create_prim_func(list(tensors))
-        return f.without_attr("layout_free_buffers") if f.attrs and "layout_free_buffers" in f.attrs else f
+        return te_prim_func(tensors)
 
     s = 4 if quick else 1  # quick: shapes divided by s (by s*s for some)
     ops = {}

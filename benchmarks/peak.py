@@ -78,15 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program
     from tlm_core.baselines.search import search
     from tlm_core.measure import Measurer
-    from tlm_core.partition import task_from_primfunc
+    from tlm_core.partition import task_from_primfunc, te_prim_func
     from tlm_core.records import RecordStore
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
     target = host_target()
     a, b = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
-    prim = te.create_prim_func([a, b, topi.nn.matmul(a, b)]).without_attr("layout_free_buffers")
-    task = task_from_primfunc(prim, f"gemm{n}")
+    task = task_from_primfunc(te_prim_func([a, b, topi.nn.matmul(a, b)]), f"gemm{n}")
     flops = 2.0 * n**3
     space = SpaceBuilder.for_target(target).build(task)
     rows = []

@@ -43,14 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     from tvm import te, topi
 
     from tlm_core.measure import Measurer
-    from tlm_core.partition import task_from_primfunc
+    from tlm_core.partition import task_from_primfunc, te_prim_func
     from tlm_core.program import apply_decisions
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
     target = host_target()
     x, y = te.placeholder((1, 64, 56, 56), name="X"), te.placeholder((1, 64, 56, 56), name="Y")
-    task = task_from_primfunc(te.create_prim_func([x, y, topi.nn.relu(topi.add(x, y))]), "add_relu")
+    task = task_from_primfunc(te_prim_func([x, y, topi.nn.relu(topi.add(x, y))]), "add_relu")
     space = SpaceBuilder.for_target(target).build(task)
     programs = {
         "untuned (no parallel, no vector)": task.mod,

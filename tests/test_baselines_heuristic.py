@@ -15,7 +15,7 @@ from tlm_core.baselines.heuristic import (
     readers,
 )
 from tlm_core.frontend import load_model
-from tlm_core.partition import partition, task_from_primfunc
+from tlm_core.partition import partition, task_from_primfunc, te_prim_func
 from tlm_core.target import host_target
 
 WORKLOADS = W.NAMES
@@ -93,7 +93,7 @@ def _te_task(name, build):
     from tvm import te
 
     tensors = build(te)
-    return task_from_primfunc(te.create_prim_func(tensors).without_attr("layout_free_buffers"), name)
+    return task_from_primfunc(te_prim_func(tensors), name)
 
 
 def test_conv_rules_keep_padding_out_of_the_reduction_and_vectors_whole(space_builder):

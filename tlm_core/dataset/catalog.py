@@ -17,7 +17,7 @@ from pathlib import Path
 from tlm_core.partition.task import Task
 from tlm_core.records.jsonl import append_line, dumps
 
-from .variants import Variant, load_variant
+from .variants import Variant, variant_tasks
 
 CATALOG_FILE = "catalog.jsonl"
 
@@ -73,23 +73,15 @@ class Catalog:
 
     def ensure(self, variants: list[Variant], target, log: Callable[[str], None] = print) -> None:
         """Load and partition every variant not yet in the catalogue (the slow part: seconds to minutes)."""
-        from tlm_core.partition import partition
-
         for v in variants:
             if v.name in self.variants:
                 continue
-            if v.name.startswith("zoo-topi-"):  # built from TE/TOPI: tasks without a model to partition
-                from .zoo import topi_tasks
-
-                self.add(v.name, topi_tasks(v.name))
-                continue
             log(f"loading and partitioning {v.name}")
-            model = load_variant(v)
-            part = partition(model, target)
-            self.add(v.name, part.tasks)
-            log(f"{v.name}: {len(part.tasks)} tasks ({len(self.tasks)} unique so far)")
-            del model, part
-            gc.collect()
+            tasks = variant_tasks(v, target)
+            self.add(v.name, tasks)
+            log(f"{v.name}: {len(tasks)} tasks ({len(self.tasks)} unique so far)")
+            del tasks
+            gc.collect()  # the model, its export and Relax module are garbage now: free them before the next
 
     def for_variants(self, names: list[str]) -> list[CatalogTask]:
         return [t for t in self.tasks.values() if any(n in t.models for n in names)]

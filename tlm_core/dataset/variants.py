@@ -94,6 +94,18 @@ def load_variant(variant: Variant):
     return sample_models.load_spec(_VariantSpec(**{**spec.__dict__, "name": variant.name}, variant=variant))
 
 
+def variant_tasks(variant: Variant, target) -> list:
+    """The tasks (tlm_core.partition.Task) of a variant: its model partitioned for `target`, or, for the
+    TE/TOPI zoo parts ("zoo-topi-<i>"), built directly (single operators with no model around them)."""
+    if variant.name.startswith("zoo-topi-"):
+        from .zoo import topi_tasks
+
+        return topi_tasks(variant.name)
+    from tlm_core.partition import partition
+
+    return partition(load_variant(variant), target).tasks
+
+
 def _variant_spec_class():
     import sample_models
 

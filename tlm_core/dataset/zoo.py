@@ -122,9 +122,7 @@ def _topi(rng: random.Random) -> tuple:
 
 def topi_tasks(name: str) -> list:
     """The tasks (tlm_core.partition.Task) of the TE/TOPI-built zoo variant `name` ("zoo-topi-<part>")."""
-    from tvm import te
-
-    from tlm_core.partition.task import task_from_primfunc
+    from tlm_core.partition.task import task_from_primfunc, te_prim_func
 
     _, kind, part = name.split("-")
     if kind != "topi" or not 0 <= int(part) < KINDS[kind]:
@@ -132,10 +130,7 @@ def topi_tasks(name: str) -> list:
     tasks = []
     for spec in zoo_ops(kind, int(part)):
         args, out, ops = _topi_compute(spec)
-        func = te.create_prim_func([*args, out])
-        if func.attrs and "layout_free_buffers" in func.attrs:  # as a TVMScript operator: no weight layout rewrite
-            func = func.without_attr("layout_free_buffers")
-        tasks.append(task_from_primfunc(func, f"topi_{'_'.join(ops)}", ops))
+        tasks.append(task_from_primfunc(te_prim_func([*args, out]), f"topi_{'_'.join(ops)}", ops))
     return tasks
 
 

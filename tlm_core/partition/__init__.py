@@ -13,9 +13,9 @@ from tlm_core.frontend.model import LoadedModel
 from tlm_core.partition.fuse import OP_PATTERNS, Fused, fuse
 from tlm_core.partition.graph import build_graph, call_sites
 from tlm_core.partition.kinds import KINDS, subgraph_kind
-from tlm_core.partition.task import Task, task_from_primfunc, task_id, workload_mod
+from tlm_core.partition.task import Task, task_from_primfunc, task_id, te_prim_func, workload_mod
 
-__all__ = ["KINDS", "OP_PATTERNS", "Partition", "Task", "partition", "task_from_primfunc", "task_id"]
+__all__ = ["KINDS", "OP_PATTERNS", "Partition", "Task", "partition", "task_from_primfunc", "task_id", "te_prim_func"]
 
 
 @dataclass

@@ -39,6 +39,15 @@ def task_id(mod: tvm.IRModule) -> str:
     return f"{structural_hash(mod) & 0xFFFFFFFFFFFF:012x}"
 
 
+def te_prim_func(tensors: list) -> tirx.PrimFunc:
+    """The PrimFunc of TE tensors (inputs, then outputs), as a TVMScript operator has it: without
+    "layout_free_buffers", so no weight layout rewrite (which needs constant weights) enters its space."""
+    from tvm import te
+
+    func = te.create_prim_func(list(tensors))
+    return func.without_attr("layout_free_buffers") if func.attrs and "layout_free_buffers" in func.attrs else func
+
+
 def task_from_primfunc(func: tirx.PrimFunc, name: str = "main", ops: list[str] | None = None) -> Task:
     """A task for a single PrimFunc (e.g. one read from a TVMScript file)."""
     mod = workload_mod(func)
