@@ -127,10 +127,17 @@ class Evaluation:
 
     def search(self, task) -> dict:
         from tlm_core.baselines.search import search
+        from tlm_core.records import RecordStore
 
-        result = search([task], self.target, self.search_trials, self.measurer, seed=self.seed)
+        # its programs kept, to be read or reused (MetaSchedule JSONDatabase files, one folder per budget)
+        store = RecordStore(self.work / f"search-{self.search_trials}")
+        result = search([task], self.target, self.search_trials, self.measurer, store=store, seed=self.seed)
+        curve = result.convergence(task.id)
+        # best so far and wall time after 16, 32, 64, ... trials: a 512-trial run also says what 64 found
+        at = {str(n): [curve[n - 1]["best_latency"], curve[n - 1]["wall_s"]] for n in (16, 32, 64, 128, 256, 512)
+              if n <= len(curve)}  # fmt: skip
         return {"trials": len(result.trials), "best": result.best.get(task.id),
-                "compile_s": result.seconds}  # fmt: skip
+                "compile_s": result.seconds, "best_at": at}  # fmt: skip
 
 
 def held_out_tasks(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -159,15 +161,16 @@ def test_rpc_tracker_and_two_servers(tmp_path, tasks, space_builder):
 
     port = _free_port()
     py = sys.executable
+    # each in its own process group: a server's session workers (tvm.exec.popen_worker) go down with it
     procs = [subprocess.Popen([py, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port),
-                               "--port-end", str(port + 1)])]  # fmt: skip
+                               "--port-end", str(port + 1)], start_new_session=True)]  # fmt: skip
     try:
         for _ in range(2):
             server_port = _free_port()
             procs.append(subprocess.Popen([
                 py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(server_port),
                 "--port-end", str(server_port + 1), "--tracker", f"127.0.0.1:{port}", "--key", "tlm-test",
-            ]))  # fmt: skip
+            ], start_new_session=True))  # fmt: skip
         host, tport, key = parse_rpc(f"127.0.0.1:{port}:tlm-test")
         _wait(lambda: socket.create_connection((host, tport), timeout=1).close() or True)  # TVM imports slowly
         m = RPCMeasurer(host, tport, key, parallel=2, repeat=3, cache_dir=tmp_path / "cache")
@@ -178,7 +181,7 @@ def test_rpc_tracker_and_two_servers(tmp_path, tasks, space_builder):
         assert len(records) == 5 and all(r.ok and len(r.run_secs) >= 3 for r in records)
     finally:
         for p in procs:
-            p.terminate()
+            os.killpg(p.pid, signal.SIGTERM)
         for p in procs:
             p.wait(timeout=10)
 
