@@ -27,3 +27,28 @@ def test_evaluation_quick(tmp_path, monkeypatch):
     rows = (tmp_path / "work" / "rows.jsonl").read_text()
     evaluation.main()
     assert (tmp_path / "work" / "rows.jsonl").read_text() == rows
+
+
+@pytest.mark.slow
+def test_together_measures_each_methods_program_again_side_by_side(tmp_path, monkeypatch, space_builder):
+    from tlm_core.baselines.heuristic import heuristic_program
+    from tlm_core.measure import MeasureResult
+    from tlm_core.records import RecordStore
+    from tlm_core.target import host_target
+
+    monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path / "results"))
+    work = tmp_path / "work"
+    monkeypatch.setattr(sys, "argv", ["evaluation.py", "--quick", "--search-trials", "0", "--work", str(work)])
+    evaluation.main()
+    assert "together" not in (work / "rows.jsonl").read_text()  # no search records: nothing to compare with
+    # a search's records, as Evaluation.search keeps them: here one record, the heuristic's program
+    ((_, task, space),) = evaluation.held_out_tasks(work, ["mobilenetv2-tiny"], 1, 0.3, space_builder, host_target())
+    trace = heuristic_program(space).program.trace
+    RecordStore(work / "search-0").append(task, trace, MeasureResult(ok=True, latency=1.0, latencies=[1.0]))
+    evaluation.main()
+    (row,) = [json.loads(x) for x in (work / "rows.jsonl").read_text().splitlines() if "together" in x]
+    assert row["rounds"] == 3 and all(row[r] > 0 for r in ("top1", "best", "heuristic", "search"))
+    # the search's "best" is the heuristic's program: the same kernel, measured side by side, within noise
+    assert 0.5 < row["search"] / row["heuristic"] < 2.0
+    doc = json.loads((tmp_path / "results" / "evaluation-quick.json").read_text())
+    assert doc["summary"]["geomean"]["together_heuristic_vs_search"] > 0
