@@ -1,4 +1,5 @@
-"""benchmarks/evaluation.py --quick: one held-out task, every method, resumable, JSON + markdown written."""
+"""benchmarks/evaluation.py --quick: one held-out task, every method, resumable, JSON + markdown written; the
+side-by-side re-measurement once a search's records are there."""
 
 import json
 import sys
@@ -9,7 +10,7 @@ from benchmarks import evaluation
 
 
 @pytest.mark.slow
-def test_evaluation_quick(tmp_path, monkeypatch):
+def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
     monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path / "results"))
     # no search here (its ~1 min start-up; tests/test_baselines_search covers it): the wiring of the rest
     argv = ["evaluation.py", "--quick", "--search-trials", "0", "--work", str(tmp_path / "work")]
@@ -24,24 +25,19 @@ def test_evaluation_quick(tmp_path, monkeypatch):
     assert task["tlm_best10_ms"] <= task["tlm_top1_ms"]
     assert "| model | task |" in (tmp_path / "results" / "evaluation-quick.md").read_text()
     # a second run resumes: every (task, method) is done, nothing is measured again
-    rows = (tmp_path / "work" / "rows.jsonl").read_text()
+    work = tmp_path / "work"
+    rows = (work / "rows.jsonl").read_text()
     evaluation.main()
-    assert (tmp_path / "work" / "rows.jsonl").read_text() == rows
+    assert (work / "rows.jsonl").read_text() == rows
+    assert "together" not in rows  # no search records: nothing to measure the TLM's programs beside
 
-
-@pytest.mark.slow
-def test_together_measures_each_methods_program_again_side_by_side(tmp_path, monkeypatch, space_builder):
+    # together: a search's records, as Evaluation.search keeps them (here one record: the heuristic's program),
+    # and the next run measures each method's program again side by side
     from tlm_core.baselines.heuristic import heuristic_program
     from tlm_core.measure import MeasureResult
     from tlm_core.records import RecordStore
     from tlm_core.target import host_target
 
-    monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path / "results"))
-    work = tmp_path / "work"
-    monkeypatch.setattr(sys, "argv", ["evaluation.py", "--quick", "--search-trials", "0", "--work", str(work)])
-    evaluation.main()
-    assert "together" not in (work / "rows.jsonl").read_text()  # no search records: nothing to compare with
-    # a search's records, as Evaluation.search keeps them: here one record, the heuristic's program
     ((_, task, space),) = evaluation.held_out_tasks(work, ["mobilenetv2-tiny"], 1, 0.3, space_builder, host_target())
     trace = heuristic_program(space).program.trace
     RecordStore(work / "search-0").append(task, trace, MeasureResult(ok=True, latency=1.0, latencies=[1.0]))
