@@ -157,12 +157,12 @@ class Evaluation:
         from tlm_core.program import apply_decisions
         from tlm_core.records import RecordStore
 
-        if not self.search_records().exists() or "programs" not in tlm_row:
+        lat = tlm_row["latencies"]
+        if not self.search_records().exists() or "programs" not in tlm_row or all(x is None for x in lat):
             return None
         trace, _ = best_in_database(RecordStore(self.search_records()).tvm_database(), task, self.target)
         if trace is None:
             return None
-        lat = tlm_row["latencies"]
         best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
         mods = {}
         for role, i in (("top1", 0), ("best", best)):
@@ -366,7 +366,7 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
 
 
 def _keys(models: dict, cfg: dict) -> dict[str, str]:
-    """role (tlm, compare, random, heuristic, search) -> the method key of its rows (checkpoints by content)."""
+    """role (tlm, compare, random, heuristic, search, together) -> its rows' method key (checkpoints by content)."""
     return {**{m: f"model:{k}" for m, (_, k) in models.items()}, "random": "random", "heuristic": "heuristic",
             "search": f"search:{cfg['search_trials']}",
             "together": f"together:{models['tlm'][1]}:{cfg['search_trials']}"}  # fmt: skip
