@@ -156,22 +156,17 @@ class Evaluation:
         measurement), as the TLM's best-of-k is the fastest of its k. None when the search's records were not
         kept (rows of older runs)."""
         from tlm_core.baselines.heuristic import heuristic_program
-        from tlm_core.compile.schedules import Schedule, scheduled_module
+        from tlm_core.compile.schedules import remeasured_best
         from tlm_core.program import apply_decisions
         from tlm_core.records import RecordStore
 
         lat = tlm_row["latencies"]
         if not self.search_records().exists() or "programs" not in tlm_row or all(x is None for x in lat):
             return None
-        db = RecordStore(self.search_records()).tvm_database()
-        records = db.get_top_k(db.commit_workload(task.mod), search_top) if db.has_workload(task.mod) else []
-        if not records:
+        searched, screened = remeasured_best(RecordStore(self.search_records()).tvm_database(), task, self.measurer,
+                                             search_top)  # fmt: skip
+        if searched is None:
             return None
-        found = [scheduled_module(task, Schedule(task.id, "search", r.trace)) for r in records]
-        screened, _ = self.measure(task, found)
-        if all(x is None for x in screened):
-            return None
-        pick = min((i for i, x in enumerate(screened) if x is not None), key=lambda i: screened[i])
         best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
         mods = {}
         for role, i in (("top1", 0), ("best", best)):
@@ -179,16 +174,9 @@ class Evaluation:
             decisions = [tuple(d) if isinstance(d, list) else d for d in decisions]
             mods[role] = apply_decisions(space, sketch, decisions).mod
         mods["heuristic"] = heuristic_program(space).program.mod
-        mods["search"] = found[pick]
-        roles = list(mods)
-        times: dict[str, list[float]] = {r: [] for r in roles}
-        for k in range(rounds):
-            order = roles[k % len(roles) :] + roles[: k % len(roles)]
-            lats, _ = self.measure(task, [mods[r] for r in order])
-            for r, x in zip(order, lats, strict=True):
-                if x is not None:
-                    times[r].append(x)
-        medians = {r: statistics.median(v) if v else None for r, v in times.items()}
+        mods["search"] = searched
+        pick = screened.index(min(x for x in screened if x is not None))
+        medians = self.measurer.side_by_side(task, mods, rounds)
         return medians | {"rounds": rounds, "search_screened": screened, "search_rank": pick}
 
 
@@ -253,10 +241,9 @@ def main() -> None:
         generators: dict[str, Generator] = {}
         for model, task, space in tasks:
             base = {"model": model, "task": task.id, "name": task.name, "weight": task.weight, "flops": task.flops}
-            todo = [(m, f"model:{key}") for m, (_, key) in models.items()] + [("random", "random")]
-            todo.append(("heuristic", "heuristic"))
-            if cfg["search_trials"]:  # 0: no search (the CI test; tests/test_baselines_search tests it)
-                todo.append(("search", f"search:{cfg['search_trials']}"))
+            keys = _keys(models, cfg)
+            # search 0: none (the CI test; tests/test_baselines_search tests it); together: after the others
+            todo = [(m, k) for m, k in keys.items() if m != "together" and (m != "search" or cfg["search_trials"])]
             for method, row_key in todo:
                 if ev.done(task.id, row_key):
                     continue
@@ -272,7 +259,6 @@ def main() -> None:
                 else:
                     row = ev.search(task)
                 ev.add({**base, **row, "method": row_key})
-            keys = _keys(models, cfg)
             tlm_row = ev.done(task.id, keys["tlm"])
             if tlm_row and not ev.done(task.id, keys["together"]):
                 row = ev.together(task, space, tlm_row)

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.report import us, write  # noqa: E402
+from benchmarks.report import geomean, us, write  # noqa: E402
 
 
 def suite(quick: bool) -> dict:
@@ -71,7 +72,9 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
     from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program
     from tlm_core.baselines.search import search
     from tlm_core.compile import scheduled_module, tlm_schedules
+    from tlm_core.compile.schedules import remeasured_best
     from tlm_core.partition import task_from_primfunc
+    from tlm_core.records import RecordStore
 
     task = task_from_primfunc(prim, name.split()[0])
     space = builder.build(task)
@@ -93,7 +96,8 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
     tlm_result = results.pop() if tlm else None
     t_measure10 = (time.perf_counter() - t0) * len(top10) / len(mods)  # top10's share of the batch
     default, heur = results[0], results[1]
-    best10 = min((r for r in results[2:] if r.ok), key=lambda r: r.latency, default=None)
+    ranked = [i for i in range(len(top10)) if results[2 + i].ok]
+    best10 = results[2 + min(ranked, key=lambda i: results[2 + i].latency)] if ranked else None
     row = {
         "operator": name,
         "gflop": task.flops / 1e9,
@@ -110,11 +114,23 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
                    tlm_best_s=best.seconds)  # fmt: skip
         row["ok"] = row["ok"] and tlm_result.ok and best.latency is not None
     if trials:
-        res = search([task], target, trials, measurer)
+        with tempfile.TemporaryDirectory() as records:
+            store = RecordStore(Path(records))
+            res = search([task], target, trials, measurer, store=store)
+            searched, _ = remeasured_best(store.tvm_database(), task, measurer)
         row["search_us"] = us(res.best.get(task.id))
         row["search_s"] = res.seconds
         row["search_trials"] = len(res.trials)
         row["ok"] = row["ok"] and task.id in res.best
+        # every method's program measured again side by side: search's latency above is the minimum over its
+        # trials, the others' one measurement each, and this machine's speed drifts within minutes
+        chosen = {"heuristic": top1.program.mod, "search": searched}
+        if ranked:
+            chosen["top10"] = top10[min(ranked, key=lambda i: results[2 + i].latency)].program.mod
+        if tlm:
+            chosen |= {"tlm": scheduled_module(task, tlm["top1"]), "tlm_best": scheduled_module(task, tlm["best"])}
+        again = measurer.side_by_side(task, {m: mod for m, mod in chosen.items() if mod is not None})
+        row |= {f"together_{m}_us": us(x) for m, x in again.items()}
     for key in ("heuristic", "top10", "tlm", "tlm_best", "search"):
         if row.get(f"{key}_us") and row["default_us"]:
             row[f"{key}_speedup"] = row["default_us"] / row[f"{key}_us"]
@@ -128,6 +144,9 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
                 row[f"search_vs_{key}_compile"] = row["search_s"] / row[f"{key}_s"]
     if row.get("tlm_us") and row["heuristic_us"]:
         row["heuristic_vs_tlm"] = row["heuristic_us"] / row["tlm_us"]  # > 1: the TLM's schedule is faster
+    for num, den in (("search", "tlm"), ("search", "tlm_best"), ("search", "heuristic"), ("heuristic", "tlm")):
+        if row.get(f"together_{num}_us") and row.get(f"together_{den}_us"):
+            row[f"together_{num}_vs_{den}"] = row[f"together_{num}_us"] / row[f"together_{den}_us"]
     return row
 
 
@@ -173,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     cols += [] if args.no_tlm else ["tlm_speedup", "tlm_best_speedup", "heuristic_vs_tlm"]
     cols += ["heuristic_speedup", "search_speedup", "heuristic_vs_search"]
     cols += [] if args.no_tlm or not trials else ["tlm_vs_search", "tlm_best_vs_search"]
+    cols += [] if args.no_tlm or not trials else ["together_search_vs_tlm", "together_search_vs_tlm_best"]
+    cols += ["together_search_vs_heuristic"] if trials else []
+    cols += [] if args.no_tlm or not trials else ["together_heuristic_vs_tlm"]
     cols += [] if args.no_tlm else ["tlm_s", "tlm_best_s"]
     cols += ["heuristic_s", "top10_s", "search_s", "ok"]
     notes = [
@@ -182,12 +204,19 @@ def main(argv: list[str] | None = None) -> int:
         " (beam search), measured; tlm_best_s includes those measurements.",
         "*_speedup: default latency / method latency; heuristic_vs_tlm: heuristic / TLM top-1 latency (> 1: TLM"
         " faster); tlm*_vs_search: search / TLM latency (>= 1: TLM as fast as search or faster).",
+        "together_*: the methods' programs measured again side by side (3 rounds in rotated order, medians;"
+        " search's: the fastest of its 5 best records, measured again): a latency ratio, > 1 = the second method"
+        " faster. Search's own figure is the minimum over its trials; the others' one measurement each.",
         "*_s: compile time (generation, or search wall time including measurements and start-up).",
         "Latency: median over 5 repeats of >= 10 ms, all methods of an operator in the same run; ok: every"
         " program matched the untuned reference.",
     ]
+    ratios = [c for c in cols if "_vs_" in c]
+    means = {c: geomean([r[c] for r in rows if r.get(c)]) for c in ratios}
+    notes.append("Geometric means over the operators: " + ", ".join(f"{c} {means[c]:.2f}" for c in ratios if means[c]))
     name = args.results or ("operators-quick" if args.quick else "operators")
-    md = write(name, {"trials": trials, "rows": rows}, cols, rows, "Operators: kernel latency per method", notes)
+    doc = {"trials": trials, "geomean": means, "rows": rows}
+    md = write(name, doc, cols, rows, "Operators: kernel latency per method", notes)
     print(md.read_text())
     return 0 if all(r["ok"] for r in rows) else 1
 

@@ -1,5 +1,6 @@
 """The Compare page, driven headless with AppTest: methods on a small subgraph of bert-tiny, the roofline, the
-diff, a tiny background search, a bad database upload, the whole-model table and the Model page's overlay."""
+diff, a tiny background search, the side-by-side re-measurement, a bad database upload, the whole-model table
+and the Model page's overlay."""
 
 import json
 import time
@@ -65,6 +66,13 @@ def test_a_tiny_search_runs_in_the_background(page):
     assert row["trials"] >= 2 and row["latency (µs)"] > 0 and row["compile (s)"] > 0
     curve = figure(page, "cmp-convergence")
     assert any(t.get("name") == "TLM, top-1 (greedy)" for t in curve["data"])  # TLM drawn on the curve
+
+
+def test_measure_the_results_side_by_side(page):
+    page.button(key="cmp-side-by-side").click().run()
+    assert not page.exception, page.exception
+    rows = table(page, "numeric check")
+    assert (rows["side by side (µs)"] > 0).all()  # default, heuristic, TLM and search measured again together
 
 
 def test_a_bad_database_upload_gets_a_clear_error(page):

@@ -24,6 +24,17 @@ def test_operators_quick_one_operator(results, space_builder):
     assert "| operator |" in (results / "operators-quick.md").read_text()
 
 
+def test_operators_quick_side_by_side_after_a_search(results, space_builder):
+    assert operators.main(["--quick", "--trials", "2", "--only", "sum"]) == 0
+    doc = json.loads((results / "operators-quick.json").read_text())
+    (row,) = doc["rows"]
+    assert row["ok"] and row["search_trials"] >= 2
+    # every method's program measured again beside the others, and the ratios taken from those figures
+    assert all(row[f"together_{m}_us"] > 0 for m in ("heuristic", "top10", "tlm", "tlm_best", "search"))
+    assert row["together_search_vs_tlm"] == row["together_search_us"] / row["together_tlm_us"]
+    assert doc["geomean"]["together_search_vs_tlm"] == pytest.approx(row["together_search_vs_tlm"])
+
+
 def test_peak_quick_without_search(results, space_builder):
     assert peak.main(["--quick", "--n", "128", "--trials", "0"]) == 0
     rows = json.loads((results / "peak-quick.json").read_text())["rows"]

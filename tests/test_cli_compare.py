@@ -13,7 +13,7 @@ def test_compare_an_operator_with_a_users_database(capsys, space_builder, tmp_pa
     db = tmp_path / "theirs"
     assert main(["heuristic", OPERATOR, "--records", str(db), "--json", "--quiet"]) == 0  # "their" tuning
     capsys.readouterr()
-    assert main(["compare", OPERATOR, "--db", str(db), "--json", "--quiet"]) == 0
+    assert main(["compare", OPERATOR, "--db", str(db), "--side-by-side", "2", "--json", "--quiet"]) == 0
     doc = json.loads(capsys.readouterr().out)
     rows = {r["method"]: r for r in doc["tasks"]}
     assert list(rows) == doc["methods"] == ["default", "heuristic", "tlm", "tlm-best-of-k", "database"]
@@ -24,6 +24,9 @@ def test_compare_an_operator_with_a_users_database(capsys, space_builder, tmp_pa
     assert rows["heuristic"]["latency_s"] < rows["default"]["latency_s"]
     assert rows["database"]["recorded_latency_s"] > 0
     assert rows["database"]["decisions"] == rows["heuristic"]["decisions"]
+    # every program measured again beside the others: the database's is the heuristic's, so within noise
+    assert all(r["side_by_side_s"] > 0 for r in rows.values())
+    assert 0.5 < rows["database"]["side_by_side_s"] / rows["heuristic"]["side_by_side_s"] < 2
     assert doc["database"]["covered"] == [rows["default"]["id"]]
     assert doc["kernel_time_s"]["default"] == rows["default"]["latency_s"]  # one task, called once
     assert doc["roofline"]["peak_gflops"] > 0 and doc["roofline"]["bandwidth_gbs"] > 0

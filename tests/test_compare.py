@@ -18,6 +18,7 @@ from tlm_core.compare import (
     read_database,
     roofline_points,
     run_method,
+    side_by_side,
     task_bytes,
     task_table,
 )
@@ -61,6 +62,21 @@ def test_every_quick_method_gives_a_measured_checked_row(matmul):
     best = results.get(space.task.id, "tlm-best-of-k")
     assert best.trials == 3 == len(best.extra["latencies_s"]) and best.latency == min(best.extra["latencies_s"])
     assert results.speedup(space.task.id, "heuristic") == default.latency / heuristic.latency
+
+
+def test_side_by_side_measures_every_program_again_and_a_new_run_clears_it(matmul, measurer):
+    from tlm_core.viz.compare import results_table
+
+    space, results = matmul
+    rows = results.of_task(space.task.id)
+    side_by_side(space, rows, measurer, rounds=2)
+    assert all(r.side_by_side > 0 for r in rows)
+    heuristic, default = results.get(space.task.id, "heuristic"), results.get(space.task.id, "default")
+    assert heuristic.side_by_side < default.side_by_side
+    assert [t["side by side (µs)"] for t in results_table(rows)] == [r.side_by_side * 1e6 for r in rows]
+    results.add(run_method("heuristic", space, measurer))  # a later moment: the side-by-side figures go
+    assert all(r.side_by_side is None for r in results.of_task(space.task.id))
+    assert "side by side (µs)" not in results_table(results.of_task(space.task.id))[0]
 
 
 def test_unknown_method_and_missing_inputs_are_refused(matmul, measurer):

@@ -160,6 +160,23 @@ def test_wrong_result_is_a_failure_with_its_error(measurer):
     assert wrong.max_rel_error > 0.1 and wrong.max_abs_error > 0.1
 
 
+def test_side_by_side_measures_every_program_in_each_round_in_rotated_order(measurer, monkeypatch):
+    task = task_from_primfunc(double_16, "double")
+    good = measurer.side_by_side(task, {"good": task.mod, "wrong": workload_mod(triple_16)}, rounds=2)
+    assert good["good"] > 0 and good["wrong"] is None  # a program that never ran has no latency
+    orders, seconds = [], {"a": [3.0, 1.0, 2.0], "b": [5.0, 4.0, 6.0], "c": [7.0, 9.0, 8.0]}
+
+    def fake(task, mods):  # each module's next latency, by name
+        names = [m.name for m in mods]
+        orders.append(names)
+        return [MeasureResult(ok=True, latency=seconds[n].pop(0)) for n in names]
+
+    monkeypatch.setattr(measurer, "measure", fake)
+    mods = {n: type("Mod", (), {"name": n})() for n in "abc"}
+    assert measurer.side_by_side(task, mods, rounds=3) == {"a": 2.0, "b": 5.0, "c": 8.0}  # medians
+    assert orders == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+
+
 def test_build_failure_is_a_failure(measurer):
     task = task_from_primfunc(matmul_128, "matmul")
     sch = s_tir.Schedule(task.mod)

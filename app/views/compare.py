@@ -19,6 +19,7 @@ from tlm_core.compare import (
     machine_ceilings,
     roofline_points,
     run_method,
+    side_by_side,
     task_table,
 )
 from tlm_core.compile import pytorch_latencies
@@ -173,6 +174,16 @@ with here:
         "PyTorch runs whole models, not TVM's fused subgraphs: its eager time is in the Whole model tab, "
         "beside the sum of each method's kernels."
     )
+    again = [r for r in rows if r.ok and r.mod is not None]
+    if len(again) >= 2 and st.button(
+        "Measure these side by side",
+        key="cmp-side-by-side",
+        help="Each method's program measured again in one batch, 3 rounds in rotated order (medians): its own "
+        "latency was measured at another moment, and a best-of-k's or a search's is the minimum over many "
+        "noisy measurements.",
+    ):
+        with st.spinner(f"Measuring {len(again)} programs again, side by side, 3 rounds ..."):
+            side_by_side(space, rows, state.measurer())
     if rows:
         st.dataframe(results_table(rows), hide_index=True, key="cmp-table")
         st.plotly_chart(method_bars(rows), key="cmp-bars")

@@ -1,4 +1,5 @@
-"""`tlm compare MODEL`: every method on every task (or one), measured on this machine, side by side.
+"""`tlm compare MODEL`: every method on every task (or one), measured on this machine; with --side-by-side N,
+each task's programs are then measured again together, N rounds in rotated order (side_by_side_s: the median).
 
 --json contract, per (task, method): {"id", "name", "method", "latency_s", "compile_s", "trials", ...}; plus this
 machine's roofline ceilings and, per method, the model's kernel time (latency x calls summed over tasks).
@@ -14,7 +15,15 @@ from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, ta
 
 def cmd_compare(args: argparse.Namespace) -> None:
     from tlm_core.cli.tlm import load_generator
-    from tlm_core.compare import Results, machine_ceilings, read_database, roofline_points, run_method, task_table
+    from tlm_core.compare import (
+        Results,
+        machine_ceilings,
+        read_database,
+        roofline_points,
+        run_method,
+        side_by_side,
+        task_table,
+    )
     from tlm_core.measure import Measurer
     from tlm_core.progress import bar
 
@@ -35,6 +44,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
             for method in methods:
                 results.add(run_method(method, spaces[task.id], m, generator, k=args.candidates, top_k=args.top,
                                        trials=args.trials, database=user))  # fmt: skip
+            if args.side_by_side:
+                side_by_side(spaces[task.id], results.of_task(task.id), m, args.side_by_side)
     ceilings = machine_ceilings()
     rows = []
     for task in tasks:
@@ -70,13 +81,15 @@ def cmd_compare(args: argparse.Namespace) -> None:
             "name": r["name"][:32],
             "method": r["method"],
             "latency": fmt_secs(r["latency_s"]) if r["ok"] else f"failed: {(r['error'] or '')[:40]}",
+            "side by side": fmt_secs(r["side_by_side_s"]) if r["side_by_side_s"] else "-",
             "GFLOP/s": f"{r['gflops']:.2f}" if r["gflops"] else "-",
             "compile": f"{r['compile_s']:.2f} s",
             "trials": r["trials"],
         }
         for r in rows
     ]
-    text = table(shown, ["id", "name", "method", "latency", "GFLOP/s", "compile", "trials"])
+    columns = ["id", "name", "method", "latency"] + ["side by side"] * bool(args.side_by_side)
+    text = table(shown, columns + ["GFLOP/s", "compile", "trials"])
     text += "\nkernel time per inference (latency x calls): " + ", ".join(
         f"{m} {fmt_secs(v)}" for m, v in totals.items() if v is not None
     )
@@ -87,7 +100,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction, add) -> None:
-    sp = add(sub, "compare", cmd_compare, "every method on every task (or one), measured here, side by side")
+    sp = add(sub, "compare", cmd_compare, "every method on every task (or one), measured here (and again together)")
     sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
     sp.add_argument("--db", help="a MetaSchedule JSONDatabase directory of your own to compare against")
     sp.add_argument("--trials", type=int, default=0, help="Ansor-style search trials per task (0: no search)")
@@ -95,4 +108,7 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--top", type=int, default=0, help="also the heuristic's measured Top-k (k > 1)")
     sp.add_argument("--checkpoint", help="TLM checkpoint folder (default: the shipped assets/tlm-small)")
     sp.add_argument("--timeout", type=float, default=30.0)
+    sp.add_argument("--side-by-side", type=int, default=0, metavar="ROUNDS",
+                    help="then measure each task's programs again together, ROUNDS rounds in rotated order "
+                    "(medians: a fair comparison on a noisy machine; 0: no)")  # fmt: skip
     sp.set_defaults(random_init=False, preset="small", seed=0)

@@ -2,6 +2,7 @@
 
 result = run_method("heuristic", space, measurer)        # one measured, checked row (subgraph.py)
 results = Results(); results.add(result)                 # kept per (task, method) for tables and overlays
+side_by_side(space, results.of_task(task.id), measurer)  # their programs measured again together (fair)
 ceilings = machine_ceilings(); roofline_points(...)      # this machine's measured roofline (roofline.py)
 decision_diff(space, (sketch_a, decisions_a), (sketch_b, decisions_b))   # decision-level diff (diff.py)
 read_database(path) / database_result(space, db, measurer)              # a user's MetaSchedule DB (database.py)
@@ -12,7 +13,7 @@ from tlm_core.compare.diff import DecisionDiff, DiffRow, decision_diff
 from tlm_core.compare.job import Job
 from tlm_core.compare.results import Results, node_values, task_table
 from tlm_core.compare.roofline import Ceilings, RooflinePoint, machine_ceilings, roofline_points, task_bytes
-from tlm_core.compare.subgraph import LABELS, METHODS, MethodResult, run_method
+from tlm_core.compare.subgraph import LABELS, METHODS, MethodResult, run_method, side_by_side
 
 __all__ = [
     "LABELS",
@@ -34,6 +35,7 @@ __all__ = [
     "read_database",
     "roofline_points",
     "run_method",
+    "side_by_side",
     "task_bytes",
     "task_table",
 ]

@@ -98,6 +98,7 @@ def database_result(space: Space, user: UserDatabase, measurer: Measurer) -> Met
         decisions=matched[1] if matched else None,
         trace=trace_text(trace),
         extra={"recorded_latency_s": recorded if recorded_ok else None, "source": user.source},
+        mod=mod,
     )
 
 

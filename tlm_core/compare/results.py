@@ -1,6 +1,7 @@
 """Measured results kept per (task, method): the whole-model table and the graph overlay read them.
 
-A later run of the same method on the same task replaces the earlier one.
+A later run of the same method on the same task replaces the earlier one, and clears the task's side-by-side
+figures (they compare the programs of one moment).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ class Results:
         self._by_key: dict[tuple[str, str], MethodResult] = {}
 
     def add(self, result: MethodResult) -> None:
+        for r in self.of_task(result.task_id):
+            r.side_by_side = None
         self._by_key[(result.task_id, result.method)] = result
 
     def get(self, task_id: str, method: str) -> MethodResult | None:

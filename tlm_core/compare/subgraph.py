@@ -45,6 +45,8 @@ class MethodResult:
     decisions: list[Decision] | None = None
     trace: str | None = None  # the MetaSchedule trace as Python text
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. search: convergence; best-of-k: every latency
+    mod: Any = field(default=None, repr=False, compare=False)  # the scheduled program, to measure it again
+    side_by_side: float | None = None  # seconds: measured again beside the other methods' programs (side_by_side)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly, with the CLI's key names (latency_s, compile_s)."""
@@ -61,6 +63,7 @@ class MethodResult:
             "max_rel_error": self.max_rel_error,
             "sketch": self.sketch_index,
             "decisions": None if self.decisions is None else [decision_to_json(d) for d in self.decisions],
+            "side_by_side_s": self.side_by_side,
             **self.extra,
         }
 
@@ -91,7 +94,7 @@ def run_default(space: Space, measurer: Measurer) -> MethodResult:
     mod = default_module(space.task, space.target)
     seconds = time.perf_counter() - start
     (result,) = measurer.measure(space.task, [mod])
-    return from_measurement(space, "default", result, compile_s=seconds)
+    return from_measurement(space, "default", result, compile_s=seconds, mod=mod)
 
 
 def run_heuristic(space: Space, measurer: Measurer) -> MethodResult:
@@ -109,6 +112,7 @@ def run_heuristic(space: Space, measurer: Measurer) -> MethodResult:
         sketch_index=cand.sketch_index,
         decisions=list(cand.decisions),
         trace=trace_text(cand.program.trace),
+        mod=cand.program.mod,
     )
 
 
@@ -131,6 +135,7 @@ def run_heuristic_top_k(space: Space, measurer: Measurer, k: int = 10) -> Method
         decisions=list(best.candidate.decisions),
         trace=trace_text(best.candidate.program.trace),
         extra={"k": k, "latencies_s": [m.result.latency for m in measured]},
+        mod=best.candidate.program.mod,
     )
 
 
@@ -148,6 +153,7 @@ def run_tlm(space: Space, measurer: Measurer, generator: Any) -> MethodResult:
         sketch_index=gen.sketch_index,
         decisions=list(gen.decisions),
         trace=trace_text(program.trace),
+        mod=program.mod,
     )
 
 
@@ -169,6 +175,7 @@ def run_tlm_best_of_k(space: Space, measurer: Measurer, generator: Any, k: int =
         decisions=list(choice.generations[best].decisions),
         trace=trace_text(choice.programs[best].trace),
         extra={"k": k, "latencies_s": choice.latencies},
+        mod=choice.programs[best].mod,
     )
 
 
@@ -177,7 +184,7 @@ def run_search(
 ) -> MethodResult:
     """MetaSchedule's evolutionary search on this task alone; the best trial's program (checked like every trial)."""
     from tlm_core.baselines.search import search
-    from tlm_core.compile.schedules import best_in_database
+    from tlm_core.compile.schedules import Schedule, best_in_database, scheduled_module
     from tlm_core.records import RecordStore
 
     task = space.task
@@ -202,6 +209,7 @@ def run_search(
         decisions=matched[1] if matched else None,
         trace=trace_text(trace),
         extra={"convergence": result.convergence(task.id)},
+        mod=None if trace is None else scheduled_module(task, Schedule(task.id, "search", trace)),
     )
 
 
@@ -238,6 +246,16 @@ def run_method(
             raise ValueError("method database needs a MetaSchedule database (read_database)")
         return database_result(space, database, measurer)
     raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
+
+
+def side_by_side(space: Space, results: list[MethodResult], measurer: Measurer, rounds: int = 3) -> None:
+    """Measure the programs of the space's task's results again, together (Measurer.side_by_side): each
+    result's `side_by_side` becomes its median there. Their own latencies come from separate moments, and a
+    best-of-k's or a search's is the minimum over many noisy measurements; side by side the comparison is fair."""
+    mine = [r for r in results if r.task_id == space.task.id and r.ok and r.mod is not None]
+    again = measurer.side_by_side(space.task, {r.method: r.mod for r in mine}, rounds)
+    for r in mine:
+        r.side_by_side = again[r.method]
 
 
 def match_trace(space: Space, trace: Any) -> tuple[int, list[Decision]] | None:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tvm.s_tir import Trace
 from tvm.s_tir import meta_schedule as ms
@@ -253,13 +253,26 @@ def database_schedules(db: ms.database.Database, part: Partition, target: Target
 
 
 def best_in_database(db: ms.database.Database, task: Task, target: Target) -> tuple[Trace | None, float | None]:
-    if not db.has_workload(task.mod):
-        return None, None
-    records = db.get_top_k(db.commit_workload(task.mod), 1)
+    records = top_records(db, task, 1)
     if not records:
         return None, None
     secs = [float(s) for s in records[0].run_secs or []]
     return records[0].trace, (sorted(secs)[len(secs) // 2] if secs else None)
+
+
+def top_records(db: ms.database.Database, task: Task, k: int) -> list:
+    """The task's k fastest records in the database (TuningRecords: .trace, .run_secs), fastest first."""
+    return db.get_top_k(db.commit_workload(task.mod), k) if db.has_workload(task.mod) else []
+
+
+def remeasured_best(db: ms.database.Database, task: Task, measurer, k: int = 5) -> tuple[Any, list[float | None]]:
+    """The fastest of the task's k best records measured again now (a top record alone may be a lucky
+    measurement: the minimum over a search's trials favours noise): its module (None: none ran) and every
+    record's new latency, in the database's order."""
+    mods = [scheduled_module(task, Schedule(task.id, "database", r.trace)) for r in top_records(db, task, k)]
+    lat = [r.latency if r.ok else None for r in measurer.measure(task, mods)]
+    ok = [i for i, x in enumerate(lat) if x is not None]
+    return (mods[min(ok, key=lambda i: lat[i])] if ok else None), lat
 
 
 def search_schedules(

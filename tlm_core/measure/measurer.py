@@ -13,6 +13,7 @@ workers only pay off with spare cores (on a 2-core machine two workers measured 
 from __future__ import annotations
 
 import os
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -82,6 +83,19 @@ class Measurer:
             return []
         with self._lock:  # one batch at a time (a GUI may call from several threads)
             return self._measure(task, mods, progress)
+
+    def side_by_side(self, task: Task, mods: dict[str, tvm.IRModule], rounds: int = 3) -> dict[str, float | None]:
+        """Each named module's median latency over `rounds` batches of all of them, in rotated order (None:
+        it failed every time). Programs chosen by different methods compare fairly only this way: a best-of-N
+        latency is the minimum of N noisy measurements, and this machine's speed drifts within minutes."""
+        names = list(mods)
+        times: dict[str, list[float]] = {n: [] for n in names}
+        for k in range(rounds):
+            order = names[k % len(names) :] + names[: k % len(names)]
+            for n, r in zip(order, self.measure(task, [mods[n] for n in order]), strict=True):
+                if r.ok and r.latency is not None:
+                    times[n].append(r.latency)
+        return {n: statistics.median(v) if v else None for n, v in times.items()}
 
     def _measure(self, task: Task, mods: list[tvm.IRModule], progress) -> list[MeasureResult]:
         results: list[MeasureResult | None] = [None] * len(mods)

@@ -19,8 +19,8 @@ COLORS = {
 
 
 def results_table(results: list[MethodResult]) -> list[dict]:
-    """One row per method, as the page's table shows it."""
-    rows = []
+    """One row per method, as the page's table shows it (with the side-by-side column once measured)."""
+    rows, together = [], any(r.side_by_side for r in results)
     for r in results:
         if r.ok:
             check = "passed" if r.max_rel_error is None else f"passed (max rel error {r.max_rel_error:.1e})"
@@ -29,6 +29,7 @@ def results_table(results: list[MethodResult]) -> list[dict]:
         rows.append({
             "method": r.label,
             "latency (µs)": r.latency * 1e6 if r.ok else None,
+            **({"side by side (µs)": r.side_by_side * 1e6 if r.side_by_side else None} if together else {}),
             "GFLOP/s": r.gflops if r.ok else None,
             "compile (s)": r.compile_s,
             "trials": r.trials,
