@@ -47,6 +47,24 @@ FULL = {"models": ["mobilenetv2", "efficientnet-b0", "llama-7b"], "tasks": 2, "k
 QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4, "max_gflop": 0.3}
 
 
+# summary ratio -> (numerator column, denominator column) of the table: > 1 = the denominator's method is faster
+RATIOS = [
+    ("top1_vs_search", "search_ms", "tlm_top1_ms"),
+    ("best10_vs_search", "search_ms", "tlm_best10_ms"),
+    ("top1_vs_random", "random_top1_ms", "tlm_top1_ms"),
+    ("best10_vs_random", "random_best10_ms", "tlm_best10_ms"),
+    ("top1_vs_heuristic", "heuristic_ms", "tlm_top1_ms"),
+    ("heuristic_vs_search", "search_ms", "heuristic_ms"),
+    ("cmp_top1_vs_search", "search_ms", "cmp_top1_ms"),
+    ("cmp_best10_vs_search", "search_ms", "cmp_best10_ms"),
+    ("compile_speedup", "search_s", "tlm_compile_s"),
+    ("together_top1_vs_search", "together_search_ms", "together_top1_ms"),
+    ("together_best10_vs_search", "together_search_ms", "together_best_ms"),
+    ("together_top1_vs_heuristic", "together_heuristic_ms", "together_top1_ms"),
+    ("together_heuristic_vs_search", "together_search_ms", "together_heuristic_ms"),
+]
+
+
 def checkpoint_key(path: Path) -> str:
     """A checkpoint's identity: its weights' hash (the folder name says nothing about what is in it)."""
     return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()[:12]
@@ -285,24 +303,12 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
                  "cmp_top1_ms": report.ms(cmp and cmp["top1"]), "cmp_best10_ms": report.ms(cmp and cmp["best"]),
                  "tlm_gen_s": t and t["generation_s"], "tlm_compile_s": t and t["compile_s"],
                  "search_s": srch and srch["compile_s"]}  # fmt: skip
+        for role in ("top1", "best", "heuristic", "search"):  # the side-by-side step's medians
+            entry[f"together_{role}_ms"] = report.ms(tog and tog[role])
         table.append(entry)
-        for label, num, den in [("top1_vs_search", "search_ms", "tlm_top1_ms"),
-                                ("best10_vs_search", "search_ms", "tlm_best10_ms"),
-                                ("top1_vs_random", "random_top1_ms", "tlm_top1_ms"),
-                                ("best10_vs_random", "random_best10_ms", "tlm_best10_ms"),
-                                ("top1_vs_heuristic", "heuristic_ms", "tlm_top1_ms"),
-                                ("heuristic_vs_search", "search_ms", "heuristic_ms"),
-                                ("cmp_top1_vs_search", "search_ms", "cmp_top1_ms"),
-                                ("cmp_best10_vs_search", "search_ms", "cmp_best10_ms"),
-                                ("compile_speedup", "search_s", "tlm_compile_s")]:  # fmt: skip
+        for label, num, den in RATIOS:
             if entry[num] and entry[den]:
                 ratios.setdefault(label, []).append(entry[num] / entry[den])
-        for label, num, den in [("together_top1_vs_search", "search", "top1"),
-                                ("together_best10_vs_search", "search", "best"),
-                                ("together_top1_vs_heuristic", "heuristic", "top1"),
-                                ("together_heuristic_vs_search", "search", "heuristic")]:  # fmt: skip
-            if tog and tog[num] and tog[den]:
-                ratios.setdefault(label, []).append(tog[num] / tog[den])
     keys = _keys(models, cfg)
     tlm_rows = [r for r in ev.rows if r["method"] == keys["tlm"] and r["task"] in {t.id for _, t, _ in tasks}]
     summary = {
@@ -354,8 +360,8 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
     ]
     columns = ["model", "task", "gflop", "calls", "tlm_top1_ms", "tlm_best10_ms", "random_top1_ms",
                "random_best10_ms", "search_ms", "heuristic_ms", "cmp_top1_ms", "cmp_best10_ms", "tlm_gen_s",
-               "tlm_compile_s",
-               "search_s"]  # fmt: skip
+               "tlm_compile_s", "search_s", "together_top1_ms", "together_best_ms", "together_heuristic_ms",
+               "together_search_ms"]  # fmt: skip
     doc = {"summary": summary, "tasks": table, "rows": ev.rows}
     md = report.write(name, doc, columns, table, "TLM evaluation on held-out tasks", notes)
     print(md.read_text())
