@@ -175,6 +175,7 @@ def test_side_by_side_measures_every_program_in_each_round_in_rotated_order(meas
     mods = {n: type("Mod", (), {"name": n})() for n in "abc"}
     assert measurer.side_by_side(task, mods, rounds=3) == {"a": 2.0, "b": 5.0, "c": 8.0}  # medians
     assert orders == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+    assert measurer.side_by_side(task, {}) == {}  # nothing that ran: nothing to compare
 
 
 def test_build_failure_is_a_failure(measurer):

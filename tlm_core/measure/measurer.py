@@ -90,7 +90,7 @@ class Measurer:
         latency is the minimum of N noisy measurements, and this machine's speed drifts within minutes."""
         names = list(mods)
         times: dict[str, list[float]] = {n: [] for n in names}
-        for k in range(rounds):
+        for k in range(rounds if names else 0):
             order = names[k % len(names) :] + names[: k % len(names)]
             for n, r in zip(order, self.measure(task, [mods[n] for n in order]), strict=True):
                 if r.ok and r.latency is not None:
