@@ -96,8 +96,9 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
     tlm_result = results.pop() if tlm else None
     t_measure10 = (time.perf_counter() - t0) * len(top10) / len(mods)  # top10's share of the batch
     default, heur = results[0], results[1]
-    ranked = [i for i in range(len(top10)) if results[2 + i].ok]
-    best10 = results[2 + min(ranked, key=lambda i: results[2 + i].latency)] if ranked else None
+    ok10 = [i for i in range(len(top10)) if results[2 + i].ok]
+    fastest10 = min(ok10, key=lambda i: results[2 + i].latency) if ok10 else None  # index into top10
+    best10 = results[2 + fastest10] if fastest10 is not None else None
     row = {
         "operator": name,
         "gflop": task.flops / 1e9,
@@ -125,8 +126,8 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
         # every method's program measured again side by side: search's latency above is the minimum over its
         # trials, the others' one measurement each, and this machine's speed drifts within minutes
         chosen = {"heuristic": top1.program.mod, "search": searched}
-        if ranked:
-            chosen["top10"] = top10[min(ranked, key=lambda i: results[2 + i].latency)].program.mod
+        if fastest10 is not None:
+            chosen["top10"] = top10[fastest10].program.mod
         if tlm:
             chosen |= {"tlm": scheduled_module(task, tlm["top1"]), "tlm_best": scheduled_module(task, tlm["best"])}
         again = measurer.side_by_side(task, {m: mod for m, mod in chosen.items() if mod is not None})
