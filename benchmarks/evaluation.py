@@ -147,7 +147,8 @@ class Evaluation:
         top1 = heuristic_program(space)
         rules_s = time.perf_counter() - start
         (lat,), _ = self.measure(task, [top1.program.mod])
-        return {"top1": lat, "rules_s": rules_s, "compile_s": time.perf_counter() - start}
+        return {"top1": lat, "rules_s": rules_s, "compile_s": time.perf_counter() - start,
+                "program": [top1.program.sketch_index, top1.program.decisions]}  # fmt: skip
 
     def search(self, task) -> dict:
         from tlm_core.baselines.search import search
@@ -166,13 +167,15 @@ class Evaluation:
     def search_records(self) -> Path:
         return self.work / f"search-{self.search_trials}"
 
-    def together(self, task, space, tlm_row: dict, rounds: int = 3, search_top: int = 5) -> dict | None:
+    def together(
+        self, task, space, tlm_row: dict, heuristic_row: dict | None = None, rounds: int = 3, search_top: int = 5
+    ) -> dict | None:
         """The TLM's top-1 and best-of-k programs, the heuristic's and search's best measured again in one batch,
         `rounds` times in rotated order; each program's median. A best-of-N latency is the minimum of N noisy
         medians, a top-1 latency one median: measured side by side, that bias is gone. Search's program is the
         fastest of its `search_top` best records measured again first (its top record alone may be a lucky
         measurement), as the TLM's best-of-k is the fastest of its k. None when the search's records were not
-        kept (rows of older runs)."""
+        kept (rows of older runs). The heuristic's program is its row's (rebuilt by the rules for older rows)."""
         from tlm_core.baselines.heuristic import heuristic_program
         from tlm_core.compile.schedules import remeasured_best
         from tlm_core.program import apply_decisions
@@ -186,12 +189,15 @@ class Evaluation:
         if searched is None:
             return None
         best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
+        programs = {"top1": tlm_row["programs"][0], "best": tlm_row["programs"][best]}
+        if heuristic_row and "program" in heuristic_row:
+            programs["heuristic"] = heuristic_row["program"]
         mods = {}
-        for role, i in (("top1", 0), ("best", best)):
-            sketch, decisions = tlm_row["programs"][i]
+        for role, (sketch, decisions) in programs.items():
             decisions = [tuple(d) if isinstance(d, list) else d for d in decisions]
             mods[role] = apply_decisions(space, sketch, decisions).mod
-        mods["heuristic"] = heuristic_program(space).program.mod
+        if "heuristic" not in mods:
+            mods["heuristic"] = heuristic_program(space).program.mod
         mods["search"] = searched
         pick = screened.index(min(x for x in screened if x is not None))
         medians = self.measurer.side_by_side(task, mods, rounds)
@@ -279,7 +285,7 @@ def main() -> None:
                 ev.add({**base, **row, "method": row_key})
             tlm_row = ev.done(task.id, keys["tlm"])
             if tlm_row and not ev.done(task.id, keys["together"]):
-                row = ev.together(task, space, tlm_row)
+                row = ev.together(task, space, tlm_row, ev.done(task.id, keys["heuristic"]))
                 if row is not None:
                     print(f"{model} {task.name[:40]} together", flush=True)
                     ev.add({**base, **row, "method": keys["together"]})
