@@ -1,5 +1,6 @@
 """The tensor language: numbers, vocabulary, tokenizer, and the exact round trip decisions -> sentence -> decisions."""
 
+import json
 import math
 import random
 
@@ -165,19 +166,37 @@ def test_a_tiling_is_written_innermost_then_outermost_then_inside_out():
 
 def test_a_known_cpu_has_its_own_caches_in_the_prompt_on_any_host():
     """Sentences of data measured on Zen 5 must read the same on whatever machine builds them (training from
-    the committed data); the host's caches only describe the host's CPU."""
+    the committed data), even on a host of the same CPU name with other caches; the host's own target carries
+    the host's caches, and so do the records measured with it."""
     from tvm.target import Target
 
     from tlm_core.language import hardware_tokens
     from tlm_core.target import KNOWN_CACHES_KIB, caches_kib, host_caches_kib, host_cpu, host_target
 
-    assert caches_kib(host_target()) == host_caches_kib()
+    here = host_target()
+    assert caches_kib(here) == host_caches_kib()
+    assert caches_kib(Target(json.loads(str(here)))) == host_caches_kib()  # a record's target, read back
     zen = Target({"kind": "llvm", "mcpu": "znver5", "num-cores": 2})
-    if host_cpu() == "znver5":
-        assert caches_kib(zen) == host_caches_kib()
-    else:
-        assert caches_kib(zen) == KNOWN_CACHES_KIB["znver5"]
-        shipped = "<hw> kind llvm cpu znver5 cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^10 ; l3 2^15 ;"
-        assert " ".join(hardware_tokens(zen)) == shipped
+    assert caches_kib(zen) == KNOWN_CACHES_KIB["znver5"]
+    shipped = "<hw> kind llvm cpu znver5 cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^10 ; l3 2^15 ;"
+    assert " ".join(hardware_tokens(zen)) == shipped
+    assert caches_kib(host_target(cpu="emeraldrapids")) == KNOWN_CACHES_KIB["emeraldrapids"]
+    if host_cpu() not in KNOWN_CACHES_KIB:  # an unknown CPU named for the host: the host's caches
+        assert caches_kib(host_target(cpu=host_cpu())) == host_caches_kib()
     unknown = Target({"kind": "llvm", "mcpu": "znver1" if host_cpu() != "znver1" else "znver2", "num-cores": 2})
     assert caches_kib(unknown) == (0, 0, 0) and "l2" not in hardware_tokens(unknown)
+
+
+def test_hardware_differences_name_each_field():
+    """The Generator's warning on other hardware says what differs (numbers read back from their tokens)."""
+    from tlm_core.language import hardware_differences
+    from tlm_core.language.hardware import hardware_fields
+
+    old = "<hw> kind llvm cpu emeraldrapids cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^11 ; l3 2^12 3^1 5^2 ;"
+    new = "<hw> kind llvm cpu emeraldrapids cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^11 ; l3 2^12 5^1 13^1 ;"
+    assert hardware_fields(old) == {"kind": "llvm", "cpu": "emeraldrapids", "cores": 2, "vec": 512, "l1d": 48,
+                                    "l2": 2048, "l3": 307200}  # fmt: skip
+    assert hardware_differences(old, old) == []
+    assert hardware_differences(old, new) == ["l3: 300 MiB trained, 260 MiB here"]
+    assert hardware_differences("<hw> kind llvm cpu znver1 cores 2^6 ;", old)[:2] == [
+        "cpu: znver1 trained, emeraldrapids here", "cores: 64 trained, 2 here"]  # fmt: skip

@@ -17,6 +17,7 @@ KNOWN_CACHES_KIB = {
     "znver5": (48, 1024, 32768),  # the Zen 5 machine of data/cpu-znver5
     "emeraldrapids": (48, 2048, 307200),  # the Xeon of data/cpu-emeraldrapids, as its sysfs reports them
 }
+CACHES_PREFIX = "caches-"  # a target's "model" attribute "caches-48-2048-266240": its L1d, L2, L3 in KiB
 
 
 def cpu_count() -> int:
@@ -49,12 +50,29 @@ def host_caches_kib() -> tuple[int, int, int]:
 
 
 def caches_kib(target: Target) -> tuple[int, int, int]:
-    """(L1 data, L2, L3) in KiB of the CPU a target names (a GPU target: its host's): this host's when it is
-    this host's CPU, else KNOWN_CACHES_KIB's; 0 where unknown."""
+    """(L1 data, L2, L3) in KiB of the machine a target describes (a GPU target: its host's): the caches it
+    carries (host_target writes them into LLVM's free-form "model" attribute, so records measured here keep
+    them), else KNOWN_CACHES_KIB's for its CPU (the committed data's records predate that attribute), else this
+    host's when it is this host's CPU; 0 where unknown. Two machines with one CPU name can differ (a Xeon
+    with 300 MiB of L3 and one with 260 MiB are both "emeraldrapids")."""
     if target.kind.name != "llvm" and target.host is not None:
         target = target.host
-    mcpu = str(dict(target.attrs).get("mcpu", "generic"))
-    return host_caches_kib() if mcpu == host_cpu() else KNOWN_CACHES_KIB.get(mcpu, (0, 0, 0))
+    attrs = dict(target.attrs)
+    model, mcpu = str(attrs.get("model", "")), str(attrs.get("mcpu", "generic"))
+    if model.startswith(CACHES_PREFIX):
+        l1, l2, l3 = (int(x) for x in model.removeprefix(CACHES_PREFIX).split("-"))
+        return l1, l2, l3
+    if mcpu in KNOWN_CACHES_KIB:
+        return KNOWN_CACHES_KIB[mcpu]
+    return host_caches_kib() if mcpu == host_cpu() else (0, 0, 0)
+
+
+def _host_llvm() -> dict:
+    """This host's CPU as an LLVM target dict, its caches included when sysfs has them."""
+    out = {"kind": "llvm", "mcpu": host_cpu(), "num-cores": cpu_count()}
+    if any(host_caches_kib()):
+        out["model"] = CACHES_PREFIX + "-".join(str(x) for x in host_caches_kib())
+    return out
 
 
 def cuda_available() -> bool:
@@ -66,10 +84,11 @@ def host_target(kind: str = "llvm", cpu: str | None = None) -> Target:
 
     kind: "llvm" (this CPU), "cuda" (the local GPU, fails clearly when there is none) or "auto".
     cpu: an LLVM CPU to write programs for instead of this host's (e.g. a teacher corpus for the machine the
-    data was measured on; such programs are not run here); its caches must be this host's or known.
+    data was measured on; such programs are not run here); that machine's caches: KNOWN_CACHES_KIB's, else
+    (the host's CPU, not a known one) this host's.
     MetaSchedule needs `num-cores`; TVM 0.27 rejects target strings, so targets are dicts.
     """
-    if cpu is not None and cpu != host_cpu():
+    if cpu is not None and (cpu != host_cpu() or cpu in KNOWN_CACHES_KIB):
         if kind != "llvm":
             raise ValueError(f"--cpu {cpu} needs target kind llvm, not {kind}")
         if cpu not in KNOWN_CACHES_KIB:
@@ -80,13 +99,13 @@ def host_target(kind: str = "llvm", cpu: str | None = None) -> Target:
     if kind == "auto":
         kind = "cuda" if cuda_available() else "llvm"
     if kind == "llvm":
-        return Target({"kind": "llvm", "mcpu": host_cpu(), "num-cores": cpu_count()})
+        return Target(_host_llvm())
     if kind == "cuda":
         if not cuda_available():
             raise RuntimeError("target 'cuda' was asked for, but no CUDA GPU is visible to TVM")
         dev = tvm.cuda(0)
         arch = "sm_" + dev.compute_version.replace(".", "")
-        host = {"kind": "llvm", "mcpu": host_cpu(), "num-cores": cpu_count()}
+        host = _host_llvm()
         return Target(
             {
                 "kind": "cuda",

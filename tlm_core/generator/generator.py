@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ..language import Prompt, hardware_of, hardware_tokens, make_prompt
+from ..language import Prompt, hardware_differences, hardware_of, hardware_tokens, make_prompt
 from ..space import Decision, Space
 from .beam import beam_search
 from .decode import Policy, decode_one, prompt_stream
@@ -45,14 +45,16 @@ class Generator:
 
     def unseen_hardware(self, space: Space) -> str | None:
         """A warning when the space's target is not hardware this model was trained on (None: it is, or the
-        checkpoint does not say): its programs there are guesses outside its training data."""
+        checkpoint does not say), naming what differs from the nearest trained hardware: the prompt is then one
+        it never saw, so its programs (greedy ones too) may change, and they are untested guesses."""
         here = hardware_of(hardware_tokens(space.target))
         if not self.hardware or here in self.hardware:
             return None
-        trained = "; ".join(h.removeprefix("<hw> ") for h in self.hardware)
-        return (f"this TLM was trained for other hardware ({trained}), not this target "
-                f"({here.removeprefix('<hw> ')}): its schedules here are untested guesses; train it on data "
-                "measured on this machine (tlm dataset collect, tlm train) or compare with the heuristic")  # fmt: skip
+        diffs = min((hardware_differences(h, here) for h in self.hardware), key=len)
+        return (f"this TLM was not trained on this target's hardware; the nearest it was trained on differs in "
+                f"{'; '.join(diffs)}. Its prompt here is one it never saw, so its schedules are untested guesses: "
+                "fine-tune it on data measured on this machine (tlm dataset collect, tlm train) or compare with "
+                "the heuristic")  # fmt: skip
 
     def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
         """The most likely token at every step: the same input always gives the same output."""

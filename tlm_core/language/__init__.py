@@ -7,7 +7,7 @@ make_tokenizer() / save_language(dir)          # the fixed, versioned vocabulary
 """
 
 from .decisions import LanguageError, context_tokens, decision_tokens, sketch_token
-from .hardware import hardware_of, hardware_tokens
+from .hardware import hardware_differences, hardware_of, hardware_tokens
 from .numbers import number_tokens, read_number
 from .sentence import (
     PROMPT_END,
@@ -54,6 +54,7 @@ __all__ = [
     "decode_ids",
     "encode",
     "encode_ids",
+    "hardware_differences",
     "hardware_of",
     "hardware_tokens",
     "make_prompt",

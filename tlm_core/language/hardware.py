@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from tvm.target import Target
 
 from ..target import caches_kib
-from .numbers import number_tokens
+from .numbers import is_number_token, number_tokens, read_number
 
 # LLVM CPU names and CUDA archs with their own token; any other is written "cpu?" / "arch?" (the numbers that
 # follow still describe it).
@@ -33,6 +33,35 @@ def hardware_of(tokens: Sequence[str]) -> str:
     end = list(tokens).index("<op>") if "<op>" in tokens else len(tokens)
     start = list(tokens).index("<hw>") if "<hw>" in tokens else end
     return " ".join(tokens[start:end])
+
+
+def hardware_fields(hardware: str) -> dict[str, str | int]:
+    """A hardware string's fields, numbers read back: "<hw> kind llvm cpu znver5 cores 2^1 ; ..." ->
+    {"kind": "llvm", "cpu": "znver5", "cores": 2, ...} (caches in KiB)."""
+    tokens, fields, i = hardware.split(), {}, 0
+    while i < len(tokens):
+        word = tokens[i]
+        if word in HW_WORDS[1:] and i + 1 < len(tokens):
+            if is_number_token(tokens[i + 1]):
+                fields[word], i = read_number(tokens, i + 1)
+                continue
+            fields[word] = tokens[i + 1]
+            i += 1
+        i += 1
+    return fields
+
+
+def hardware_differences(trained: str, here: str) -> list[str]:
+    """What differs between two hardware strings, field by field, e.g. ["l3: 300 MiB trained, 260 MiB here"]."""
+    a, b = hardware_fields(trained), hardware_fields(here)
+
+    def show(word: str, v: str | int | None) -> str:
+        if word in ("l1d", "l2", "l3") and isinstance(v, int):  # KiB
+            return f"{v // 1024} MiB" if v % 1024 == 0 else f"{v} KiB"
+        return "none" if v is None else str(v)
+
+    words = [w for w in HW_WORDS[1:] if w in a or w in b]
+    return [f"{w}: {show(w, a.get(w))} trained, {show(w, b.get(w))} here" for w in words if a.get(w) != b.get(w)]
 
 
 def hardware_tokens(target: Target) -> list[str]:
