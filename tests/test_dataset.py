@@ -257,6 +257,16 @@ def test_cli_collect_a_tiny_sample(tmp_path, capsys, monkeypatch):
     assert main([*argv, "--max-programs", "2", "--json"]) == 0  # resumes from the catalogue: no model load
     assert json.loads(capsys.readouterr().out)["measured"] == 2
     assert sum(_counts(Path(doc["directory"]))[0].values()) == 5
+    # records of a machine with other caches (same CPU name): this one's programs must not join them
+    records = Path(doc["directory"]) / "random" / "tuning_record.json"
+    lines = [json.loads(x) for x in records.read_text().splitlines()]
+    for line in lines:
+        line[1][2]["model"] = "caches-48-2048-1"
+    records.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert main([*argv, "--max-programs", "1"]) != 0
+    err = capsys.readouterr().err
+    assert "other hardware (l3: 1 KiB there" in err and "another --out" in err
+    assert records.read_text().count("\n") == len(lines)  # nothing added, nothing lost
 
 
 def test_source_vs_random_compares_the_best_remeasured_programs():

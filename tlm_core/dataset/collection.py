@@ -28,6 +28,22 @@ def target_dir_name(target: Target) -> str:
     return f"{target.kind.name}-{target.attrs.get('arch', 'unknown')}"
 
 
+def check_same_hardware(directory: Path, target: Target) -> None:
+    """A collection is one machine's: its sentences get one hardware prompt (its first record's target), so
+    programs measured on a machine whose prompt differs (other caches, cores) must not join it."""
+    from tlm_core.language import hardware_differences, hardware_of, hardware_tokens
+
+    from .export import directory_target
+
+    if (old := directory_target(directory)) is None:
+        return
+    there, here = (hardware_of(hardware_tokens(t)) for t in (Target(old), target))
+    if diffs := hardware_differences(there, here, ("there", "here")):
+        raise ValueError(f"{directory} holds programs measured on other hardware ({'; '.join(diffs)}): "
+                         "one collection is one machine's, so collect into another --out (training reads "
+                         "several collections, each with its own hardware prompt)")  # fmt: skip
+
+
 def collect(
     models: list[str] | None,
     out_dir: str | Path,
@@ -50,6 +66,7 @@ def collect(
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     target = target or (measurer.target if measurer is not None else host_target())
     directory = Path(out_dir) / target_dir_name(target)
+    check_same_hardware(directory, target)
     directory.mkdir(parents=True, exist_ok=True)
     variants = variants_for(models)
     catalog = Catalog(directory / CATALOG_FILE)

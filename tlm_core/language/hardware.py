@@ -51,7 +51,7 @@ def hardware_fields(hardware: str) -> dict[str, str | int]:
     return fields
 
 
-def hardware_differences(trained: str, here: str) -> list[str]:
+def hardware_differences(trained: str, here: str, names: tuple[str, str] = ("trained", "here")) -> list[str]:
     """What differs between two hardware strings, field by field, e.g. ["l3: 300 MiB trained, 260 MiB here"]."""
     a, b = hardware_fields(trained), hardware_fields(here)
 
@@ -61,7 +61,8 @@ def hardware_differences(trained: str, here: str) -> list[str]:
         return "none" if v is None else str(v)
 
     words = [w for w in HW_WORDS[1:] if w in a or w in b]
-    return [f"{w}: {show(w, a.get(w))} trained, {show(w, b.get(w))} here" for w in words if a.get(w) != b.get(w)]
+    return [f"{w}: {show(w, a.get(w))} {names[0]}, {show(w, b.get(w))} {names[1]}" for w in words
+            if a.get(w) != b.get(w)]  # fmt: skip
 
 
 def hardware_tokens(target: Target) -> list[str]:
