@@ -50,6 +50,10 @@ def test_compile_the_default_sample_with_the_heuristic(page):
     assert len(tasks) == len(doc["tasks"]) and set(tasks["method"]) == {"heuristic"}
     assert (tasks["kernel check"] == "passed").all() and (tasks["kernel latency (µs)"] > 0).all()
     assert any("End-to-end compilation" in md.value for md in page.markdown)  # the teaching expander
+    from tlm_core.target import caches_kib, host_target, kib_text
+
+    l1 = caches_kib(host_target())[0]  # the machine's caches beside its CPU name
+    assert not l1 or any(f"L1d {kib_text(l1)}" in md.value for md in page.markdown)
     with zipfile.ZipFile(io.BytesIO(run["bundle"])) as z:
         assert json.loads(z.read("results.json"))["latency_s"] == doc["latency_s"]
         assert doc["command"] in z.read("README.md").decode()

@@ -67,6 +67,11 @@ def caches_kib(target: Target) -> tuple[int, int, int]:
     return host_caches_kib() if mcpu == host_cpu() else (0, 0, 0)
 
 
+def kib_text(kib: int) -> str:
+    """A cache size for people: 48 -> "48 KiB", 266240 -> "260 MiB"."""
+    return f"{kib // 1024} MiB" if kib and kib % 1024 == 0 else f"{kib} KiB"
+
+
 def _host_llvm() -> dict:
     """This host's CPU as an LLVM target dict, its caches included when sysfs has them."""
     out = {"kind": "llvm", "mcpu": host_cpu(), "num-cores": cpu_count()}

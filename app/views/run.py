@@ -20,16 +20,18 @@ from tlm_core.compile import (
     torch_compile_run,
 )
 from tlm_core.partition import partition
-from tlm_core.target import cuda_available, host_target
+from tlm_core.target import caches_kib, cuda_available, host_target, kib_text
 from tlm_core.viz.run import history_rows, latency_figure, run_text, task_rows
 
 ss = st.session_state
 st.title("Run")
 label, model, part = state.current_model()
 cpu = host_target()
+caches = zip(("L1d", "L2", "L3"), caches_kib(cpu), strict=True)
 st.markdown(
     f"**{label}** · {len(part.tasks)} tasks, {part.graph.number_of_nodes()} subgraph calls · "
-    f"this CPU: `{cpu.attrs['mcpu']}`, {cpu.attrs['num-cores']} cores (LLVM)"
+    f"this CPU: `{cpu.attrs['mcpu']}`, {cpu.attrs['num-cores']} cores (LLVM), "
+    + ", ".join(f"{name} {kib_text(kib)}" for name, kib in caches if kib)
 )
 st.page_link("views/model.py", label="Choose another model on the Model page", icon=":material/account_tree:")
 if model.reference is None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tvm.target import Target
 
-from ..target import caches_kib
+from ..target import caches_kib, kib_text
 from .numbers import is_number_token, number_tokens, read_number
 
 # LLVM CPU names and CUDA archs with their own token; any other is written "cpu?" / "arch?" (the numbers that
@@ -56,8 +56,8 @@ def hardware_differences(trained: str, here: str, names: tuple[str, str] = ("tra
     a, b = hardware_fields(trained), hardware_fields(here)
 
     def show(word: str, v: str | int | None) -> str:
-        if word in ("l1d", "l2", "l3") and isinstance(v, int):  # KiB
-            return f"{v // 1024} MiB" if v % 1024 == 0 else f"{v} KiB"
+        if word in ("l1d", "l2", "l3") and isinstance(v, int):
+            return kib_text(v)
         return "none" if v is None else str(v)
 
     words = [w for w in HW_WORDS[1:] if w in a or w in b]
