@@ -184,9 +184,8 @@ class Evaluation:
         lat = tlm_row["latencies"]
         if not self.search_records().exists() or "programs" not in tlm_row or all(x is None for x in lat):
             return None
-        searched, screened = remeasured_best(RecordStore(self.search_records()).tvm_database(), task, self.measurer,
-                                             search_top)  # fmt: skip
-        if searched is None:
+        searched = remeasured_best(RecordStore(self.search_records()).tvm_database(), task, self.measurer, search_top)
+        if searched.mod is None:
             return None
         best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
         programs = {"top1": tlm_row["programs"][0], "best": tlm_row["programs"][best]}
@@ -198,10 +197,9 @@ class Evaluation:
             mods[role] = apply_decisions(space, sketch, decisions).mod
         if "heuristic" not in mods:
             mods["heuristic"] = heuristic_program(space).program.mod
-        mods["search"] = searched
-        pick = screened.index(min(x for x in screened if x is not None))
+        mods["search"] = searched.mod
         medians = self.measurer.side_by_side(task, mods, rounds)
-        return medians | {"rounds": rounds, "search_screened": screened, "search_rank": pick}
+        return medians | {"rounds": rounds, "search_screened": searched.latencies, "search_rank": searched.pick}
 
 
 def held_out_tasks(

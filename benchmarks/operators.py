@@ -118,7 +118,7 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
         with tempfile.TemporaryDirectory() as records:
             store = RecordStore(Path(records))
             res = search([task], target, trials, measurer, store=store)
-            searched, _ = remeasured_best(store.tvm_database(), task, measurer)
+            searched = remeasured_best(store.tvm_database(), task, measurer).mod
         row["search_us"] = us(res.best.get(task.id))
         row["search_s"] = res.seconds
         row["search_trials"] = len(res.trials)

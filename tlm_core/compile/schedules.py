@@ -265,14 +265,23 @@ def top_records(db: ms.database.Database, task: Task, k: int) -> list:
     return db.get_top_k(db.commit_workload(task.mod), k) if db.has_workload(task.mod) else []
 
 
-def remeasured_best(db: ms.database.Database, task: Task, measurer, k: int = 5) -> tuple[Any, list[float | None]]:
+@dataclass
+class Remeasured:
+    """A database's k best records of a task, measured again now."""
+
+    mod: Any  # the fastest one's module (None: none ran)
+    latencies: list[float | None]  # every record's new latency, in the database's order (None: it failed)
+    pick: int | None  # the fastest one's index
+
+
+def remeasured_best(db: ms.database.Database, task: Task, measurer, k: int = 5) -> Remeasured:
     """The fastest of the task's k best records measured again now (a top record alone may be a lucky
-    measurement: the minimum over a search's trials favours noise): its module (None: none ran) and every
-    record's new latency, in the database's order."""
+    measurement: the minimum over a search's trials favours noise)."""
     mods = [scheduled_module(task, Schedule(task.id, "database", r.trace)) for r in top_records(db, task, k)]
     lat = [r.latency if r.ok else None for r in measurer.measure(task, mods)]
     ok = [i for i, x in enumerate(lat) if x is not None]
-    return (mods[min(ok, key=lambda i: lat[i])] if ok else None), lat
+    pick = min(ok, key=lambda i: lat[i]) if ok else None
+    return Remeasured(None if pick is None else mods[pick], lat, pick)
 
 
 def search_schedules(
