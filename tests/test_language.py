@@ -183,6 +183,9 @@ def test_a_known_cpu_has_its_own_caches_in_the_prompt_on_any_host():
     assert caches_kib(host_target(cpu="emeraldrapids")) == KNOWN_CACHES_KIB["emeraldrapids"]
     if host_cpu() not in KNOWN_CACHES_KIB:  # an unknown CPU named for the host: the host's caches
         assert caches_kib(host_target(cpu=host_cpu())) == host_caches_kib()
+    corrupt = Target({"kind": "llvm", "mcpu": "znver5", "num-cores": 2, "model": "caches-a-b"})
+    with pytest.raises(ValueError, match="is not caches-L1d-L2-L3"):
+        caches_kib(corrupt)
     unknown = Target({"kind": "llvm", "mcpu": "znver1" if host_cpu() != "znver1" else "znver2", "num-cores": 2})
     assert caches_kib(unknown) == (0, 0, 0) and "l2" not in hardware_tokens(unknown)
 

@@ -60,8 +60,11 @@ def caches_kib(target: Target) -> tuple[int, int, int]:
     attrs = dict(target.attrs)
     model, mcpu = str(attrs.get("model", "")), str(attrs.get("mcpu", "generic"))
     if model.startswith(CACHES_PREFIX):
-        l1, l2, l3 = (int(x) for x in model.removeprefix(CACHES_PREFIX).split("-"))
-        return l1, l2, l3
+        sizes = model.removeprefix(CACHES_PREFIX).split("-")
+        if len(sizes) != 3 or not all(x.isdigit() for x in sizes):
+            raise ValueError(f"target attribute model={model!r} is not {CACHES_PREFIX}L1d-L2-L3 (KiB): "
+                             "a record's target was edited or corrupted")  # fmt: skip
+        return int(sizes[0]), int(sizes[1]), int(sizes[2])
     if mcpu in KNOWN_CACHES_KIB:
         return KNOWN_CACHES_KIB[mcpu]
     return host_caches_kib() if mcpu == host_cpu() else (0, 0, 0)

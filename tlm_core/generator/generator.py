@@ -51,8 +51,9 @@ class Generator:
         if not self.hardware or here in self.hardware:
             return None
         diffs = min((hardware_differences(h, here) for h in self.hardware), key=len)
+        what = "; ".join(diffs) or here  # (fields alike, spelled differently: show the whole prompt)
         return (f"this TLM was not trained on this target's hardware; the nearest it was trained on differs in "
-                f"{'; '.join(diffs)}. Its prompt here is one it never saw, so its schedules are untested guesses: "
+                f"{what}. Its prompt here is one it never saw, so its schedules are untested guesses: "
                 "fine-tune it on data measured on this machine (tlm dataset collect, tlm train) or compare with "
                 "the heuristic")  # fmt: skip
 
