@@ -202,6 +202,28 @@ class Evaluation:
         return medians | {"rounds": rounds, "search_screened": searched.latencies, "search_rank": searched.pick}
 
 
+def reuse_search(work: Path, results: str, trials: int) -> None:
+    """Seed `work` with the search of an earlier run (benchmarks/results/<results>.json and its records in
+    <results>-records/): 512 trials of 6 tasks cost this machine two hours, and the side-by-side step measures
+    search's programs again here anyway. Its face-value rows (search_ms, search_s) stay the earlier run's."""
+    from tlm_core.dataset import unpack
+
+    doc = json.loads((report.results_dir() / f"{results}.json").read_text())
+    if doc["summary"]["config"]["search_trials"] != trials:
+        raise SystemExit(f"{results} searched {doc['summary']['config']['search_trials']} trials, not {trials}: "
+                         "pass the same --search-trials")  # fmt: skip
+    records = work / f"search-{trials}"
+    if not records.exists():
+        unpack(report.results_dir() / f"{results}-records", records)
+    rows_path = work / "rows.jsonl"
+    lines = rows_path.read_text().splitlines() if rows_path.exists() else []
+    have = {(r["task"], r["method"]) for r in map(json.loads, lines)}
+    with rows_path.open("a") as f:
+        for row in doc["rows"]:
+            if row["method"] == f"search:{trials}" and (row["task"], row["method"]) not in have:
+                f.write(json.dumps({**row, "reused_from": results}) + "\n")
+
+
 def held_out_tasks(
     work: Path, models: list[str], per_model: int, max_gflop: float, builder, target
 ) -> list[tuple[str, object, object]]:
@@ -240,6 +262,12 @@ def main() -> None:
     p.add_argument("--max-gflop", type=float, help="only tasks of at most this many GFLOP per call")
     p.add_argument("--work", help="resume folder (default out/evaluation or out/evaluation-quick)")
     p.add_argument("--results", help="results name (default evaluation or evaluation-quick)")
+    p.add_argument(
+        "--search-from",
+        metavar="RESULTS",
+        help="reuse the search of an earlier run (results name): "
+        "its rows and kept records (RESULTS-records/), its programs measured again here side by side",
+    )
     args = p.parse_args()
     cfg = dict(QUICK if args.quick else FULL)
     cfg.update({k: v for k, v in {"models": args.models, "tasks": args.tasks,
@@ -249,6 +277,8 @@ def main() -> None:
     work = Path(args.work or f"out/{name}")
     name = args.results or name
     work.mkdir(parents=True, exist_ok=True)
+    if args.search_from:
+        reuse_search(work, args.search_from, cfg["search_trials"])
 
     from tlm_core.generator import Generator
     from tlm_core.model import default_checkpoint
@@ -329,6 +359,7 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
     def fmt(key: str) -> str:
         return f"{g[key]:.2f}x" if g.get(key) else "-"
 
+    reused = sorted({r["reused_from"] for r in ev.rows if r["method"] == keys["search"] and "reused_from" in r})
     notes = [
         f"Held-out models {', '.join(cfg['models'])}: the {cfg['tasks']} heaviest tasks with decisions of each "
         f"(calls x FLOPs) among those of <= {cfg['max_gflop']} GFLOP per call (bigger ones cost minutes per "
@@ -357,7 +388,11 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         f"random: {cfg['k']} distinct uniformly random legal programs (seeded). search: "
         f"{cfg['search_trials']} trials of Ansor-style evolutionary search (MetaSchedule) on the task alone"
         + (" (the issue's budget)" if cfg["search_trials"] >= 512 else ", not the issue's 512 (this machine's time)")
-        + "; search_s is its wall time.",
+        + "; search_s is its wall time."
+        + "".join(
+            f" Search reused from `{n}` (its run's machine and moment; its programs measured again here side by side)."
+            for n in reused
+        ),  # fmt: skip
         "Shared, loaded 2-core machine (other jobs measuring and training at the same time): latencies are noisy. "
         "A task's methods are measured back to back, so they share that moment's load; a resumed run (or a new "
         "checkpoint's rows added to old ones) mixes moments: compare such rows with care.",

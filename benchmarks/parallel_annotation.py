@@ -28,12 +28,15 @@ RECORDS = Path(__file__).parent / "results" / "evaluation-intel-search512-record
 KEY = "meta_schedule.parallel"
 
 
+def _annotations(doc: list) -> list[list]:
+    """The parallel Annotate instructions of a trace's JSON document (one per sketch that has one)."""
+    return [inst for inst in doc[0] if inst[0] == "Annotate" and KEY in json.dumps(inst[2])]
+
+
 def parallel_of(trace) -> int | None:
     """The trace's parallel annotation value (None: it has none)."""
-    for inst in trace.as_json()[0]:
-        if inst[0] == "Annotate" and KEY in json.dumps(inst[2]):
-            return int(inst[1][1])
-    return None
+    found = _annotations(trace.as_json())
+    return int(found[0][1][1]) if found else None
 
 
 def with_parallel(space, trace, value: int):
@@ -41,16 +44,14 @@ def with_parallel(space, trace, value: int):
     `value` and the space's postprocessors run again (they turn the annotation into fused parallel loops)."""
     from tvm.s_tir.schedule import Schedule, Trace
 
+    from tlm_core.program import postprocess
+
     doc = trace.simplified(remove_postproc=True).as_json()
-    for inst in doc[0]:
-        if inst[0] == "Annotate" and KEY in json.dumps(inst[2]):
-            inst[1][1] = value
+    for inst in _annotations(doc):
+        inst[1][1] = value
     sch = Schedule(space.task.mod)
     Trace.apply_json_to_schedule(doc, sch)
-    sch.enter_postproc()
-    for postproc in space.postprocs:
-        if not postproc.apply(sch):
-            raise ValueError(f"{type(postproc).__name__} rejected parallel {value}")
+    postprocess(space, sch)
     return sch.mod
 
 

@@ -59,3 +59,25 @@ def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
         assert 0.5 < row["search"] / row["heuristic"] < 2.0
     doc = json.loads((tmp_path / "results" / "evaluation-quick.json").read_text())
     assert doc["summary"]["geomean"]["together_heuristic_vs_search"] > 0
+
+
+def test_reuse_search_seeds_rows_and_records_once(tmp_path, monkeypatch):
+    import gzip
+
+    results = tmp_path / "results"
+    (results / "old-records").mkdir(parents=True)
+    with gzip.open(results / "old-records" / "tuning_record.json.gz", "wt") as f:
+        f.write('["a record"]\n')
+    search = {"task": "t1", "method": "search:8", "best": 1e-3, "compile_s": 9.0}
+    doc = {"summary": {"config": {"search_trials": 8}}, "rows": [search, {"task": "t1", "method": "random"}]}
+    (results / "old.json").write_text(json.dumps(doc))
+    monkeypatch.setenv("TLM_BENCH_RESULTS", str(results))
+    work = tmp_path / "work"
+    work.mkdir()
+    for _ in range(2):  # a resumed run adds nothing twice
+        evaluation.reuse_search(work, "old", 8)
+    rows = [json.loads(x) for x in (work / "rows.jsonl").read_text().splitlines()]
+    assert rows == [{**search, "reused_from": "old"}]  # the search's row only: the rest is measured here
+    assert (work / "search-8" / "tuning_record.json").read_text() == '["a record"]\n'
+    with pytest.raises(SystemExit, match="searched 8 trials, not 512"):
+        evaluation.reuse_search(work, "old", 512)

@@ -19,7 +19,7 @@ from typing import Any
 
 KINDS = {
     "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40,
-    "small": 20, "widths": 40, "topi": 32,
+    "small": 20, "widths": 40, "topi": 32, "rows": 48,
 }  # fmt: skip
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
@@ -32,6 +32,9 @@ _SMALL_CH, _SMALL_HW, _SMALL_DIM = [3, 4, 8, 12, 16, 24, 32], [4, 7, 8, 14, 16, 
 # "widths": the channel counts of mobile CNNs, multiples of 8 with factors 3, 5 and 7 (_CH has few), so that an
 # extent like 672 = 2^5 3 7 is not new to the model; mostly pointwise and depthwise, as in their blocks
 _WIDE_CH = [40, 56, 72, 80, 112, 120, 168, 200, 240, 280, 336, 480, 560, 672, 720, 960, 1152, 1280]
+# "rows": row reductions as wide as a large language model's hidden size (norms, softmax, sums), which the other
+# kinds draw at most 768 (norms) or 512 (softmax) wide
+_WIDE_DIM = [1024, 1280, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192]
 # BatchNorm folded into the convolution (deployed CNNs, ONNX exports), or a bare conv + activation (TOPI-built)
 _KERNELS = [1, 1, 3, 3, 5, 7]
 _FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+relu"]
@@ -64,6 +67,14 @@ def _draw(kind: str, rng: random.Random) -> tuple:
         return _conv(rng, act, _SMALL_CH, _SMALL_HW)
     if kind == "widths":
         return _conv(rng, act, _WIDE_CH, _HW[:4], kernels=[1, 1, 1, 3, 5])
+    if kind == "rows":
+        which = rng.choice(["norm", "norm", "norm", "reduce", "softmax"])
+        if which == "norm":
+            return ("norm", rng.choice(_ROWS), rng.choice(_WIDE_DIM), rng.choice(["layer", "rms", "rms"]))
+        if which == "reduce":
+            return ("reduce", rng.choice(_ROWS), rng.choice(_WIDE_DIM), rng.choice(["sum", "max", "mean"]))
+        seq = rng.choice([768, 1024, 1536, 2048])
+        return ("softmax", rng.choice([h for h in [1, 2, 4, 8] if h * seq * seq <= 2**23]), seq, "none")
     if kind == "plain":  # no epilogue: what a single operator (benchmarks/operators.py, TVMScript) looks like
         which = rng.choice(["conv", "conv", "matmul", "reduce"])
         if which == "conv":

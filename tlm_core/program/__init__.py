@@ -2,11 +2,12 @@
 
 program = apply_decisions(space, sketch_index, decisions)   # raises InvalidDecisions, never repairs
 program.mod, program.script(), program.trace
+postprocess(space, sch)                                      # the target's postprocessors on a replayed schedule
 random_decisions(space, sketch_index, rng), random_program(space, rng)
 """
 
 from .errors import InvalidDecisions
-from .program import Program, apply_decisions
+from .program import Program, apply_decisions, postprocess
 from .sampling import random_decisions, random_program
 
-__all__ = ["InvalidDecisions", "Program", "apply_decisions", "random_decisions", "random_program"]
+__all__ = ["InvalidDecisions", "Program", "apply_decisions", "postprocess", "random_decisions", "random_program"]

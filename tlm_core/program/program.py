@@ -65,6 +65,13 @@ def apply_decisions(space: Space, sketch_index: int, decisions: list[Any]) -> Pr
                 i, f"decision {i} ({point.title()}): TVM applied {got} instead of {asked} (it repaired it)"
             )
     sch = replayed.schedule
+    postprocess(space, sch)
+    return Program(space.task, sketch_index, list(replayed.decisions), sch, sch.trace)
+
+
+def postprocess(space: Space, sch: Schedule) -> None:
+    """Run the target's postprocessors on a replayed sketch, in place (parallel, vectorize and unroll
+    annotations become loops; verifiers check the result). Raises InvalidDecisions when one rejects it."""
     sch.enter_postproc()
     for postproc in space.postprocs:
         name = type(postproc).__name__
@@ -74,4 +81,3 @@ def apply_decisions(space: Space, sketch_index: int, decisions: list[Any]) -> Pr
             raise InvalidDecisions(None, f"postprocessor {name} failed on the program: {err}") from err
         if not ok:
             raise InvalidDecisions(None, f"postprocessor {name} rejected the program")
-    return Program(space.task, sketch_index, list(replayed.decisions), sch, sch.trace)
