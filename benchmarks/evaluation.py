@@ -12,8 +12,9 @@ with the collection's settings (5 repeats of >= 10 ms, median; numeric check aga
 - search: Ansor-style evolutionary search (MetaSchedule, tlm_core.baselines.search) with --search-trials
   trials on the task alone; its best latency, wall time and best so far after 16, 32, ... trials; its
   records are kept in <work>/search-<trials>/.
-- together: the TLM's top-1 and best-of-10 programs, the heuristic's and search's best (the fastest of its 5
-  best records, measured again) measured again side by side (3 rounds, rotated order, medians): a best-of-N
+- together: the TLM's top-1 and best-of-10 programs (and the --compare checkpoint's), the heuristic's and
+  search's best (the fastest of its 5 best records, measured again) measured again side by side (--rounds
+  rounds, 3 by default, rotated order, medians): a best-of-N
   figure is the minimum of N noisy measurements, a top-1 figure one measurement, and on this shared machine
   that alone favours search.
 
@@ -43,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import report  # noqa: E402
 
 FULL = {"models": ["mobilenetv2", "efficientnet-b0", "llama-7b"], "tasks": 2, "k": 10, "search_trials": 64,
-        "max_gflop": 0.3}  # fmt: skip
-QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4, "max_gflop": 0.3}
+        "max_gflop": 0.3, "rounds": 3}  # fmt: skip
+QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4, "max_gflop": 0.3, "rounds": 3}
 
 
 # summary ratio -> (numerator column, denominator column) of the table: > 1 = the denominator's method is faster
@@ -62,6 +63,8 @@ RATIOS = [
     ("together_best10_vs_search", "together_search_ms", "together_best_ms"),
     ("together_top1_vs_heuristic", "together_heuristic_ms", "together_top1_ms"),
     ("together_heuristic_vs_search", "together_search_ms", "together_heuristic_ms"),
+    ("together_cmp_top1_vs_search", "together_search_ms", "together_cmp_top1_ms"),
+    ("together_cmp_best10_vs_search", "together_search_ms", "together_cmp_best_ms"),
 ]
 
 
@@ -168,9 +171,17 @@ class Evaluation:
         return self.work / f"search-{self.search_trials}"
 
     def together(
-        self, task, space, tlm_row: dict, heuristic_row: dict | None = None, rounds: int = 3, search_top: int = 5
+        self,
+        task,
+        space,
+        tlm_row: dict,
+        heuristic_row: dict | None = None,
+        rounds: int = 3,
+        search_top: int = 5,
+        cmp_row: dict | None = None,
     ) -> dict | None:
-        """The TLM's top-1 and best-of-k programs, the heuristic's and search's best measured again in one batch,
+        """The TLM's top-1 and best-of-k programs (and those of `cmp_row`, a second checkpoint's row, as cmp_top1
+        and cmp_best), the heuristic's and search's best measured again in one batch,
         `rounds` times in rotated order; each program's median. A best-of-N latency is the minimum of N noisy
         medians, a top-1 latency one median: measured side by side, that bias is gone. Search's program is the
         fastest of its `search_top` best records measured again first (its top record alone may be a lucky
@@ -187,8 +198,9 @@ class Evaluation:
         searched = remeasured_best(RecordStore(self.search_records()).tvm_database(), task, self.measurer, search_top)
         if searched.mod is None:
             return None
-        best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
-        programs = {"top1": tlm_row["programs"][0], "best": tlm_row["programs"][best]}
+        programs = _top1_and_best(tlm_row)
+        if cmp_row and "programs" in cmp_row and any(x is not None for x in cmp_row["latencies"]):
+            programs |= {f"cmp_{role}": p for role, p in _top1_and_best(cmp_row).items()}
         if heuristic_row and "program" in heuristic_row:
             programs["heuristic"] = heuristic_row["program"]
         mods = {}
@@ -200,6 +212,13 @@ class Evaluation:
         mods["search"] = searched.mod
         medians = self.measurer.side_by_side(task, mods, rounds)
         return medians | {"rounds": rounds, "search_screened": searched.latencies, "search_rank": searched.pick}
+
+
+def _top1_and_best(row: dict) -> dict[str, list]:
+    """A tlm row's greedy program and its fastest candidate's, as [sketch, decisions]."""
+    lat = row["latencies"]
+    best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
+    return {"top1": row["programs"][0], "best": row["programs"][best]}
 
 
 def reuse_search(work: Path, results: str, trials: int) -> None:
@@ -260,6 +279,7 @@ def main() -> None:
     p.add_argument("--tasks", type=int, help="heaviest tasks per model")
     p.add_argument("--search-trials", type=int)
     p.add_argument("--max-gflop", type=float, help="only tasks of at most this many GFLOP per call")
+    p.add_argument("--rounds", type=int, help="rounds of the side-by-side step (default 3)")
     p.add_argument("--work", help="resume folder (default out/evaluation or out/evaluation-quick)")
     p.add_argument("--results", help="results name (default evaluation or evaluation-quick)")
     p.add_argument(
@@ -270,9 +290,9 @@ def main() -> None:
     )
     args = p.parse_args()
     cfg = dict(QUICK if args.quick else FULL)
-    cfg.update({k: v for k, v in {"models": args.models, "tasks": args.tasks,
-                                  "search_trials": args.search_trials,
-                                  "max_gflop": args.max_gflop}.items() if v is not None})  # fmt: skip
+    given = {"models": args.models, "tasks": args.tasks, "search_trials": args.search_trials,
+             "max_gflop": args.max_gflop, "rounds": args.rounds}  # fmt: skip
+    cfg.update({k: v for k, v in given.items() if v is not None})
     name = "evaluation-quick" if args.quick else "evaluation"
     work = Path(args.work or f"out/{name}")
     name = args.results or name
@@ -313,7 +333,9 @@ def main() -> None:
                 ev.add({**base, **row, "method": row_key})
             tlm_row = ev.done(task.id, keys["tlm"])
             if tlm_row and not ev.done(task.id, keys["together"]):
-                row = ev.together(task, space, tlm_row, ev.done(task.id, keys["heuristic"]))
+                cmp_row = ev.done(task.id, keys["compare"]) if "compare" in keys else None
+                row = ev.together(task, space, tlm_row, ev.done(task.id, keys["heuristic"]), cfg["rounds"],
+                                  cmp_row=cmp_row)  # fmt: skip
                 if row is not None:
                     print(f"{model} {task.name[:40]} together", flush=True)
                     ev.add({**base, **row, "method": keys["together"]})
@@ -337,8 +359,8 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
                  "cmp_top1_ms": report.ms(cmp and cmp["top1"]), "cmp_best10_ms": report.ms(cmp and cmp["best"]),
                  "tlm_gen_s": t and t["generation_s"], "tlm_compile_s": t and t["compile_s"],
                  "search_s": srch and srch["compile_s"]}  # fmt: skip
-        for role in ("top1", "best", "heuristic", "search"):  # the side-by-side step's medians
-            entry[f"together_{role}_ms"] = report.ms(tog and tog[role])
+        for role in ("top1", "best", "cmp_top1", "cmp_best", "heuristic", "search"):  # the side-by-side medians
+            entry[f"together_{role}_ms"] = report.ms(tog and tog.get(role))
         table.append(entry)
         for label, num, den in RATIOS:
             if entry[num] and entry[den]:
@@ -374,10 +396,11 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         f"Compile time, search / TLM: {fmt('compile_speedup')}.",
         f"Re-measured together ({len(ratios.get('together_top1_vs_search', []))} tasks: the TLM's top-1 and "
         f"best-of-{cfg['k']} programs, the heuristic's and search's best, measured again side by side in one "
-        "batch, 3 rounds in rotated order, medians; removes the advantage a minimum over many noisy "
+        f"batch, {cfg['rounds']} rounds in rotated order, medians; removes the advantage a minimum over many noisy "
         f"measurements has over one): top-1 vs search {fmt('together_top1_vs_search')}, best-of-{cfg['k']} vs "
         f"search {fmt('together_best10_vs_search')}, top-1 vs heuristic {fmt('together_top1_vs_heuristic')} "
-        f"(heuristic vs search {fmt('together_heuristic_vs_search')}).",
+        f"(heuristic vs search {fmt('together_heuristic_vs_search')}); cmp_* in the same batches: top-1 vs search "
+        f"{fmt('together_cmp_top1_vs_search')}, best-of-{cfg['k']} vs search {fmt('together_cmp_best10_vs_search')}.",
         f"tlm: `{summary['checkpoints']['tlm']['path']}`, greedy top-1 and best of {cfg['k']} distinct candidates "
         f"(greedy + samples at temperature 1); tlm_compile_s = generation + measuring them. cmp_*: "
         + (
@@ -399,7 +422,8 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
     ]
     columns = ["model", "task", "gflop", "calls", "tlm_top1_ms", "tlm_best10_ms", "random_top1_ms",
                "random_best10_ms", "search_ms", "heuristic_ms", "cmp_top1_ms", "cmp_best10_ms", "tlm_gen_s",
-               "tlm_compile_s", "search_s", "together_top1_ms", "together_best_ms", "together_heuristic_ms",
+               "tlm_compile_s", "search_s", "together_top1_ms", "together_best_ms", "together_cmp_top1_ms",
+               "together_cmp_best_ms", "together_heuristic_ms",
                "together_search_ms"]  # fmt: skip
     doc = {"summary": summary, "tasks": table, "rows": ev.rows}
     md = report.write(name, doc, columns, table, "TLM evaluation on held-out tasks", notes)
@@ -410,7 +434,9 @@ def _keys(models: dict, cfg: dict) -> dict[str, str]:
     """role (tlm, compare, random, heuristic, search, together) -> its rows' method key (checkpoints by content)."""
     return {**{m: f"model:{k}" for m, (_, k) in models.items()}, "random": "random", "heuristic": "heuristic",
             "search": f"search:{cfg['search_trials']}",
-            "together": f"together2:{models['tlm'][1]}:{cfg['search_trials']}"}  # fmt: skip
+            "together": f"together2:{models['tlm'][1]}:{cfg['search_trials']}"
+                        + (f":{models['compare'][1]}" if "compare" in models else "")
+                        + (f":r{cfg['rounds']}" if cfg["rounds"] != 3 else "")}  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ from benchmarks import evaluation
 def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
     monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path / "results"))
     # no search here (its ~1 min start-up; tests/test_baselines_search covers it): the wiring of the rest
-    argv = ["evaluation.py", "--quick", "--search-trials", "0", "--work", str(tmp_path / "work")]
+    from tlm_core.model import default_checkpoint
+
+    # --compare: the same checkpoint (its rows are the tlm rows), so that the side-by-side step has cmp_* programs
+    argv = ["evaluation.py", "--quick", "--search-trials", "0", "--work", str(tmp_path / "work"),
+            "--compare", str(default_checkpoint())]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     evaluation.main()
     doc = json.loads((tmp_path / "results" / "evaluation-quick.json").read_text())
@@ -51,7 +55,9 @@ def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
     store.append(task, other, MeasureResult(ok=True, latency=2.0, latencies=[2.0]))
     evaluation.main()
     (row,) = [json.loads(x) for x in (work / "rows.jsonl").read_text().splitlines() if "together" in x]
-    assert row["rounds"] == 3 and all(row[r] > 0 for r in ("top1", "best", "heuristic", "search"))
+    assert row["rounds"] == 3 and all(
+        row[r] > 0 for r in ("top1", "best", "cmp_top1", "cmp_best", "heuristic", "search")
+    )
     # search's program: the faster of its two records measured again, not the one recorded fastest
     screened = row["search_screened"]
     assert len(screened) == 2 and screened[row["search_rank"]] == min(screened)
@@ -59,6 +65,7 @@ def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
         assert 0.5 < row["search"] / row["heuristic"] < 2.0
     doc = json.loads((tmp_path / "results" / "evaluation-quick.json").read_text())
     assert doc["summary"]["geomean"]["together_heuristic_vs_search"] > 0
+    assert doc["summary"]["geomean"]["together_cmp_top1_vs_search"] > 0
 
 
 def test_reuse_search_seeds_rows_and_records_once(tmp_path, monkeypatch):
