@@ -170,6 +170,23 @@ class Evaluation:
     def search_records(self) -> Path:
         return self.work / f"search-{self.search_trials}"
 
+    def reuse_search(self, results: str, key: str) -> None:
+        """Take the search rows (method `key`) and kept records of an earlier run (benchmarks/results/<results>.json
+        and <results>-records/) instead of searching: 512 trials of 6 tasks cost this machine two hours, and the
+        side-by-side step measures search's programs again here anyway. Their face-value figures (search_ms,
+        search_s) stay the earlier run's; each row says where it came from."""
+        from tlm_core.dataset import unpack
+
+        doc = json.loads((report.results_dir() / f"{results}.json").read_text())
+        if doc["summary"]["config"]["search_trials"] != self.search_trials:
+            raise SystemExit(f"{results} searched {doc['summary']['config']['search_trials']} trials, not "
+                             f"{self.search_trials}: pass the same --search-trials")  # fmt: skip
+        if not self.search_records().exists():
+            unpack(report.results_dir() / f"{results}-records", self.search_records())
+        for row in doc["rows"]:
+            if row["method"] == key and not self.done(row["task"], key):
+                self.add({**row, "reused_from": results})
+
     def together(
         self,
         task,
@@ -219,28 +236,6 @@ def _top1_and_best(row: dict) -> dict[str, list]:
     lat = row["latencies"]
     best = min((i for i, x in enumerate(lat) if x is not None), key=lambda i: lat[i])
     return {"top1": row["programs"][0], "best": row["programs"][best]}
-
-
-def reuse_search(work: Path, results: str, trials: int) -> None:
-    """Seed `work` with the search of an earlier run (benchmarks/results/<results>.json and its records in
-    <results>-records/): 512 trials of 6 tasks cost this machine two hours, and the side-by-side step measures
-    search's programs again here anyway. Its face-value rows (search_ms, search_s) stay the earlier run's."""
-    from tlm_core.dataset import unpack
-
-    doc = json.loads((report.results_dir() / f"{results}.json").read_text())
-    if doc["summary"]["config"]["search_trials"] != trials:
-        raise SystemExit(f"{results} searched {doc['summary']['config']['search_trials']} trials, not {trials}: "
-                         "pass the same --search-trials")  # fmt: skip
-    records = work / f"search-{trials}"
-    if not records.exists():
-        unpack(report.results_dir() / f"{results}-records", records)
-    rows_path = work / "rows.jsonl"
-    lines = rows_path.read_text().splitlines() if rows_path.exists() else []
-    have = {(r["task"], r["method"]) for r in map(json.loads, lines)}
-    with rows_path.open("a") as f:
-        for row in doc["rows"]:
-            if row["method"] == f"search:{trials}" and (row["task"], row["method"]) not in have:
-                f.write(json.dumps({**row, "reused_from": results}) + "\n")
 
 
 def held_out_tasks(
@@ -297,8 +292,6 @@ def main() -> None:
     work = Path(args.work or f"out/{name}")
     name = args.results or name
     work.mkdir(parents=True, exist_ok=True)
-    if args.search_from:
-        reuse_search(work, args.search_from, cfg["search_trials"])
 
     from tlm_core.generator import Generator
     from tlm_core.model import default_checkpoint
@@ -309,6 +302,8 @@ def main() -> None:
         models["compare"] = (Path(args.compare), checkpoint_key(Path(args.compare)))
     ev = Evaluation(work, cfg["k"], cfg["search_trials"])
     try:
+        if args.search_from:
+            ev.reuse_search(args.search_from, _keys(models, cfg)["search"])
         tasks = held_out_tasks(work, cfg["models"], cfg["tasks"], cfg["max_gflop"], ev.builder, ev.target)
         generators: dict[str, Generator] = {}
         for model, task, space in tasks:

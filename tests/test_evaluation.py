@@ -82,9 +82,15 @@ def test_reuse_search_seeds_rows_and_records_once(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     for _ in range(2):  # a resumed run adds nothing twice
-        evaluation.reuse_search(work, "old", 8)
+        ev = evaluation.Evaluation(work, k=2, search_trials=8)
+        ev.reuse_search("old", "search:8")
+        ev.measurer.close()
     rows = [json.loads(x) for x in (work / "rows.jsonl").read_text().splitlines()]
     assert rows == [{**search, "reused_from": "old"}]  # the search's row only: the rest is measured here
     assert (work / "search-8" / "tuning_record.json").read_text() == '["a record"]\n'
-    with pytest.raises(SystemExit, match="searched 8 trials, not 512"):
-        evaluation.reuse_search(work, "old", 512)
+    ev = evaluation.Evaluation(work, k=2, search_trials=512)
+    try:
+        with pytest.raises(SystemExit, match="searched 8 trials, not 512"):
+            ev.reuse_search("old", "search:512")
+    finally:
+        ev.measurer.close()
