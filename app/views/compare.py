@@ -78,7 +78,8 @@ with here:
     st.caption(
         "Each button lets a method choose this subgraph's schedule, then builds the kernel, checks its output "
         "against the untuned reference and times it on this CPU. Compile time = the time to choose, including any "
-        "measurements the method needs (best-of-k, Top-k, search)."
+        "measurements the method needs (best-of-k, Top-k, search). A best-of-k or Top-k measures its k candidates, "
+        "then the 3 fastest again: the fastest of that second measurement wins, with its second latency."
     )
     cols = st.columns(6)
     k = cols[5].number_input("k (TLM best-of-k)", 2, 16, 4, key="w_cmp_k")
@@ -179,8 +180,7 @@ with here:
         "Measure these side by side",
         key="cmp-side-by-side",
         help="Each method's program measured again in one batch, 3 rounds in rotated order (medians): its own "
-        "latency was measured at another moment, and a best-of-k's or a search's is the minimum over many "
-        "noisy measurements.",
+        "latency was measured at another moment, and a search's is the minimum over many noisy measurements.",
     ):
         with st.spinner(f"Measuring {len(again)} programs again, side by side, 3 rounds ..."):
             side_by_side(space, rows, state.measurer())

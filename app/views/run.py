@@ -42,7 +42,7 @@ CHOICES = {
     "default": "TVM default (no tuning)",
     "heuristic": "Heuristic (Roller-style rules, no measurement)",
     "tlm": "TLM top-1 (greedy, no measurement)",
-    "tlm-k": "TLM best-of-k (beam search, k measured)",
+    "tlm-k": "TLM best-of-k (beam search, k measured, the 3 fastest again)",
     "search": "Search (Ansor-style evolutionary search, MetaSchedule)",
     "database": "Your MetaSchedule database (JSONDatabase files)",
 }

@@ -71,15 +71,17 @@ def cmd_heuristic(args: argparse.Namespace) -> None:
             }
             if args.top > 1:
                 measured, secs = heuristic_top_k(space, m, k=args.top)
-                best = measured[0] if measured and measured[0].result.ok else None
+                best = measured[0] if measured and measured[0].latest.ok else None
                 if store is not None:
                     for item in measured:
-                        store.append(task, item.candidate.program.trace, item.result, target)
+                        for result in (item.result, item.again):
+                            if result is not None:
+                                store.append(task, item.candidate.program.trace, result, target)
                 row["top_k"] = {
                     "k": args.top,
-                    "latency_s": best.result.latency if best else None,
+                    "latency_s": best.latest.latency if best else None,
                     "compile_s": secs,
-                    "trials": len(measured),
+                    "trials": len(measured) + sum(m.again is not None for m in measured),
                 }
             rows.append(row)
     doc = {"label": HEURISTIC_LABEL, "target": str(target), "tasks": rows, "records": args.records}

@@ -127,7 +127,7 @@ def run_heuristic_top_k(space: Space, measurer: Measurer, k: int = 10) -> Method
     return from_measurement(
         space,
         "heuristic-top-k",
-        best.result,
+        best.latest,
         label=f"Roller-style heuristic, Top-{k} (measured)",
         compile_s=seconds,
         trials=len(measured),
@@ -158,7 +158,7 @@ def run_tlm(space: Space, measurer: Measurer, generator: Any) -> MethodResult:
 
 
 def run_tlm_best_of_k(space: Space, measurer: Measurer, generator: Any, k: int = 4) -> MethodResult:
-    """k distinct candidates by beam search, all measured; the fastest that passes the check."""
+    """k distinct candidates by beam search, all measured, the fastest few again; the fastest that passes."""
     from tlm_core.compile.schedules import tlm_schedule
 
     _, choice = tlm_schedule(space.task, space, generator, k, measurer)
@@ -167,14 +167,18 @@ def run_tlm_best_of_k(space: Space, measurer: Measurer, generator: Any, k: int =
     return from_measurement(
         space,
         "tlm-best-of-k",
-        choice.results[best],
+        choice.chosen or choice.results[best],
         label=f"TLM, best of {k} (beam, measured)",
         compile_s=choice.seconds,
-        trials=len(choice.results),
+        trials=len(choice.results) + len(choice.again),
         sketch_index=choice.generations[best].sketch_index,
         decisions=list(choice.generations[best].decisions),
         trace=trace_text(choice.programs[best].trace),
-        extra={"k": k, "latencies_s": choice.latencies},
+        extra={
+            "k": k,
+            "latencies_s": choice.latencies,
+            "again_s": {str(i): r.latency for i, r in choice.again.items()},
+        },  # fmt: skip
         mod=choice.programs[best].mod,
     )
 

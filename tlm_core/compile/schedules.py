@@ -277,11 +277,16 @@ class Remeasured:
 def remeasured_best(db: ms.database.Database, task: Task, measurer, k: int = 5) -> Remeasured:
     """The fastest of the task's k best records measured again now (a top record alone may be a lucky
     measurement: the minimum over a search's trials favours noise)."""
-    mods = [scheduled_module(task, Schedule(task.id, "database", r.trace)) for r in top_records(db, task, k)]
-    lat = [r.latency if r.ok else None for r in measurer.measure(task, mods)]
-    ok = [i for i, x in enumerate(lat) if x is not None]
-    pick = min(ok, key=lambda i: lat[i]) if ok else None
-    return Remeasured(None if pick is None else mods[pick], lat, pick)
+    from tlm_core.measure import fastest_again
+
+    records = top_records(db, task, k)
+    mods = [scheduled_module(task, Schedule(task.id, "database", r.trace)) for r in records]
+    # the records' own medians rank them; every one is measured again (screen = k)
+    first = [statistics.median(float(s) for s in r.run_secs) if r.run_secs else math.inf for r in records]
+    screened = fastest_again(task, mods, first, measurer, screen=max(2, len(mods)))
+    again = [screened.again[i] if i in screened.again else None for i in range(len(mods))]
+    lat = [r.latency if r is not None and r.ok else None for r in again]
+    return Remeasured(None if screened.pick is None else mods[screened.pick], lat, screened.pick)
 
 
 def search_schedules(
@@ -321,7 +326,8 @@ class TLMChoice:
     results: list[MeasureResult]  # one per candidate; empty for top-1 (nothing measured)
     best: int | None  # the chosen candidate: 0 for top-1; None when no measured candidate passed its check
     generate_s: float  # generation and apply_decisions, seconds
-    measure_s: float = 0.0  # measuring the candidates, seconds
+    measure_s: float = 0.0  # measuring the candidates (and the fastest again), seconds
+    again: dict[int, MeasureResult] = field(default_factory=dict)  # the fastest few, measured again
 
     @property
     def seconds(self) -> float:
@@ -332,6 +338,13 @@ class TLMChoice:
     def latencies(self) -> list[float | None]:
         return [r.latency for r in self.results]
 
+    @property
+    def chosen(self) -> MeasureResult | None:
+        """The winner's last measurement (its second when it was measured again)."""
+        if self.best is None or not self.results:
+            return None
+        return self.again.get(self.best, self.results[self.best])
+
 
 def tlm_schedule(
     task: Task, space: Space, generator: Generator, candidates: int = 1, measurer: Measurer | None = None
@@ -339,9 +352,11 @@ def tlm_schedule(
     """One task's schedule written by the TLM: the one best-of-k of `tlm compile` and `tlm compare`.
 
     No measurer: top-1, the greedy program, unmeasured (candidates must be 1). With a measurer: the
-    `candidates` most likely programs (beam search; greedy when 1), each measured; the fastest that passed
-    the numeric check wins, and a task none of whose candidates passed gets trace None (untuned): a schedule
-    that fails its check must never reach the model."""
+    `candidates` most likely programs (beam search; greedy when 1), each measured, the fastest few measured
+    again (tlm_core.measure.screen); the fastest of those that passed the numeric check twice wins, and a task
+    none of whose candidates passed gets trace None (untuned): a schedule that fails its check must never
+    reach the model."""
+    from tlm_core.measure import fastest_again
     from tlm_core.program import apply_decisions
 
     if candidates > 1 and measurer is None:
@@ -355,16 +370,18 @@ def tlm_schedule(
         choice = TLMChoice(gens, programs, [], 0, generated - start)
         return Schedule(task.id, "tlm", programs[0].trace, choice.seconds), choice
     results = measurer.measure(task, [p.mod for p in programs])
-    ok = [(r.latency, j) for j, r in enumerate(results) if r.ok and r.latency is not None]
-    best = min(ok)[1] if ok else None  # ties: the more likely candidate
-    choice = TLMChoice(gens, programs, results, best, generated - start, time.perf_counter() - generated)
+    first = [r.latency if r.ok else None for r in results]
+    screened = fastest_again(task, [p.mod for p in programs], first, measurer)
+    best = screened.pick
+    choice = TLMChoice(gens, programs, results, best, generated - start, time.perf_counter() - generated,
+                       screened.again)  # fmt: skip
     schedule = Schedule(
         task.id,
         "tlm",
         programs[best].trace if best is not None else None,
         choice.seconds,
-        trials=len(programs),
-        latency=results[best].latency if best is not None else None,
+        trials=len(programs) + len(screened.again),
+        latency=choice.chosen.latency if choice.chosen else None,
     )
     return schedule, choice
 

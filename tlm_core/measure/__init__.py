@@ -2,5 +2,6 @@
 
 from tlm_core.measure.measurer import Measurer
 from tlm_core.measure.result import MeasureResult
+from tlm_core.measure.screen import SCREEN, Screened, fastest_again
 
-__all__ = ["MeasureResult", "Measurer"]
+__all__ = ["SCREEN", "MeasureResult", "Measurer", "Screened", "fastest_again"]
