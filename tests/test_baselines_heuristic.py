@@ -121,6 +121,23 @@ def test_conv_rules_keep_padding_out_of_the_reduction_and_vectors_whole(space_bu
     assert chosen[xx.index][-1] <= lanes  # 28 divides 28, but a 28-lane loop runs far slower than 14 lanes
 
 
+def test_a_parallel_level_that_cuts_the_rows_takes_whole_rows(space_builder):
+    """MobileNetV2's 1x1 convolution 24->144 at 56x56: with the image rows in the cache tile under a parallel
+    loop over chunks of 14 columns it ran 1.22-1.31x slower than with the rows in the parallel loop."""
+    from tvm import topi
+
+    def conv(te):
+        x, w = te.placeholder((1, 24, 56, 56), name="X"), te.placeholder((144, 24, 1, 1), name="W")
+        return [x, w, topi.nn.relu(topi.nn.conv2d_nchw(x, w, 1, 0, 1))]
+
+    space = space_builder.build(_te_task("conv1x1", conv))
+    cand = heuristic_program(space)
+    tiles = {p.loop: d for p, d in zip(space.sketches[cand.sketch_index].points, cand.decisions, strict=True)
+             if p.kind == "tile"}  # fmt: skip
+    assert tiles["xx"][0] > 1  # the columns are cut into chunks at the parallel level ...
+    assert tiles["yy"][0] == 56  # ... so the rows are there too, none in the cache tile
+
+
 def test_row_sum_takes_the_rfactor_with_vector_partial_sums(space_builder):
     """Measured on 128x768: 14 us, against 30 us (rfactor of the outer loop) and 47 us (none)."""
 

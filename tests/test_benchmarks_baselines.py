@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import models, operators, peak, small_kernels, vector_lanes
+from benchmarks import heuristic_rule, models, operators, peak, small_kernels, vector_lanes
 
 
 @pytest.fixture
@@ -70,3 +70,14 @@ def test_small_kernels_on_a_one_task_model(results, tiny_onnx):
     (row,) = doc["rows"]  # matmul + relu of a 1x16 input
     assert row["heuristic_us"] > 0 and row["tlm_us"] > 0 and row["error"] is None
     assert doc["geomean"] == pytest.approx(row["tlm_speed_vs_heuristic"], rel=1e-3)
+
+
+def test_heuristic_rule_measures_the_changed_programs_side_by_side(tmp_path, monkeypatch):
+    monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path))
+    argv = ["--knob", "unroll=0", "--models", "mobilenetv2-tiny", "--limit", "1", "--rounds", "1"]
+    assert heuristic_rule.main([*argv, "--work", str(tmp_path / "work"), "--results", "rule"]) == 0
+    doc = json.loads((tmp_path / "rule.json").read_text())
+    (row,) = doc["rows"]
+    assert row["rules_ms"] > 0 and row["changed_ms"] > 0 and row["rules_decisions"] != row["changed_decisions"]
+    with pytest.raises(SystemExit, match="name one of"):
+        heuristic_rule.changed_knobs("no_such_knob=1")

@@ -1,0 +1,109 @@
+"""One rule of the Roller-style heuristic, on against off: its Top-1 program with the default knobs and with one
+knob changed, measured side by side on every task of the given models where the change gives another program.
+
+A rule earns its place by what it does on real tasks, not by the one that suggested it. Per task both programs
+are measured in one batch, --rounds rounds in rotated order (medians), each checked against the untuned task.
+The task catalogue (models loaded and partitioned once) is cached in <work>/catalog.jsonl.
+
+    .venv/bin/python benchmarks/heuristic_rule.py --knob whole_rows=false --models mobilenetv2 efficientnet-b0
+    .venv/bin/python benchmarks/heuristic_rule.py --knob unroll=0 --models mobilenetv2-tiny --limit 1   # smoke
+
+Writes benchmarks/results/heuristic_rule.json and .md (NAME.json and .md with --results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.report import geomean, ms, write  # noqa: E402
+
+
+def changed_knobs(setting: str):
+    """Knobs() with one field set from "name=value" (bools: true/false)."""
+    from tlm_core.baselines.heuristic import Knobs
+
+    name, _, value = setting.partition("=")
+    fields = {f.name: f for f in dataclasses.fields(Knobs)}
+    if name not in fields or not value:
+        raise SystemExit(f"--knob wants name=value with name one of {', '.join(fields)}, got {setting!r}")
+    default = getattr(Knobs(), name)
+    if isinstance(default, bool):
+        if value.lower() not in ("true", "false"):
+            raise SystemExit(f"--knob {name} is true or false, got {value!r}")
+        parsed = value.lower() == "true"
+    else:
+        parsed = type(default)(value)
+    return Knobs(**{name: parsed})
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--knob", required=True, help="the changed knob, name=value (tlm_core.baselines.heuristic.Knobs)")
+    p.add_argument("--models", nargs="+", default=["mobilenetv2", "efficientnet-b0"], help="model families")
+    p.add_argument("--max-gflop", type=float, default=0.5, help="skip bigger tasks (minutes per program here)")
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--limit", type=int, help="stop after this many changed tasks")
+    p.add_argument("--work", default="out/heuristic_rule", help="catalogue cache folder")
+    p.add_argument("--results", default="heuristic_rule", help="results name")
+    args = p.parse_args(argv)
+    from tlm_core.baselines.heuristic import Knobs, heuristic_program
+    from tlm_core.dataset import Catalog, variants_for
+    from tlm_core.measure import Measurer
+    from tlm_core.space import SpaceBuilder
+    from tlm_core.target import host_target
+
+    knobs = changed_knobs(args.knob)
+    target = host_target()
+    builder = SpaceBuilder.for_target(target)
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    catalog = Catalog(Path(args.work) / "catalog.jsonl")
+    variants = variants_for(args.models)
+    catalog.ensure(variants, target, log=lambda m: print(m, flush=True))
+    tasks = [t for t in catalog.for_variants([v.name for v in variants]) if t.flops <= args.max_gflop * 1e9]
+    rows, seen = [], set()
+    with Measurer(target) as m:
+        for ct in sorted(tasks, key=lambda t: t.flops):
+            if ct.id in seen or (args.limit and len(rows) >= args.limit):
+                continue
+            seen.add(ct.id)
+            space = builder.build(ct.task())
+            if not any(s.points for s in space.sketches):
+                continue
+            rules, changed = heuristic_program(space), heuristic_program(space, knobs=knobs)
+            if (rules.sketch_index, rules.decisions) == (changed.sketch_index, changed.decisions):
+                continue
+            med = m.side_by_side(space.task, {"rules": rules.program.mod, "changed": changed.program.mod}, args.rounds)
+            ok = med["rules"] is not None and med["changed"] is not None
+            rows.append({
+                "task": ct.name[:40], "id": ct.id, "mflop": round(ct.flops / 1e6, 1),
+                "rules_ms": ms(med["rules"]), "changed_ms": ms(med["changed"]),
+                "rules_speedup": round(med["changed"] / med["rules"], 3) if ok else None,
+                "rules_decisions": str(rules.decisions), "changed_decisions": str(changed.decisions),
+            })  # fmt: skip
+            print(rows[-1], flush=True)
+    ratios = [r["rules_speedup"] for r in rows if r["rules_speedup"]]
+    mean = geomean(ratios)
+    notes = [
+        f"Models {', '.join(args.models)} (every variant), tasks of <= {args.max_gflop} GFLOP whose Top-1 program "
+        f"changes with `{args.knob}` ({len(rows)} of {len(seen)} distinct tasks); both programs side by side, "
+        f"{args.rounds} rounds in rotated order, medians in ms, checked against the untuned task.",
+        f"rules_speedup = changed / rules latency, > 1 = the default rules are faster; geometric mean over "
+        f"{len(ratios)} tasks: {mean:.2f}, the rules faster on {sum(r > 1 for r in ratios)}."
+        if mean
+        else "No task was measured successfully.",
+    ]
+    cols = ["task", "mflop", "rules_ms", "changed_ms", "rules_speedup"]
+    data = {"knob": args.knob, "defaults": dataclasses.asdict(Knobs()), "models": args.models, "geomean": mean,
+            "rows": rows}  # fmt: skip
+    md = write(args.results, data, cols, rows, f"A heuristic rule on and off: `{args.knob}`", notes)
+    print(md.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
