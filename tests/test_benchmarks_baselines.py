@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import heuristic_rule, models, operators, peak, small_kernels, vector_lanes
+from benchmarks import heuristic_rule, models, operators, peak, search_ablation, small_kernels, vector_lanes
 
 
 @pytest.fixture
@@ -81,3 +81,18 @@ def test_heuristic_rule_measures_the_changed_programs_side_by_side(tmp_path, mon
     assert row["rules_ms"] > 0 and row["changed_ms"] > 0 and row["rules_decisions"] != row["changed_decisions"]
     with pytest.raises(SystemExit, match="name one of"):
         heuristic_rule.changed_knobs("no_such_knob=1")
+
+
+def test_search_ablation_swaps_one_decision_at_a_time():
+    heuristic = (1, [(1, 56, 1, 1), (24, 1), 1])
+    search = (2, [(56, 1, 1, 1), (24, 1), 2])
+    variants = search_ablation.variants(heuristic, search)
+    assert variants == {
+        "heuristic": heuristic,
+        "search": search,
+        "h+sketch": (2, heuristic[1]),
+        "h+d0=(56, 1, 1, 1)": (1, [(56, 1, 1, 1), (24, 1), 1]),
+        "s-d0=(1, 56, 1, 1)": (2, [(1, 56, 1, 1), (24, 1), 2]),
+        "h+d2=2": (1, [(1, 56, 1, 1), (24, 1), 2]),
+        "s-d2=1": (2, [(56, 1, 1, 1), (24, 1), 1]),
+    }
