@@ -130,7 +130,7 @@ def run_heuristic_top_k(space: Space, measurer: Measurer, k: int = 10) -> Method
         best.latest,
         label=f"Roller-style heuristic, Top-{k} (measured)",
         compile_s=seconds,
-        trials=len(measured),
+        trials=len(measured) + sum(m.again is not None for m in measured),
         sketch_index=best.candidate.sketch_index,
         decisions=list(best.candidate.decisions),
         trace=trace_text(best.candidate.program.trace),
