@@ -281,9 +281,9 @@ def remeasured_best(db: ms.database.Database, task: Task, measurer, k: int = 5) 
 
     records = top_records(db, task, k)
     mods = [scheduled_module(task, Schedule(task.id, "database", r.trace)) for r in records]
-    # the records' own medians rank them; every one is measured again (screen = k)
+    # the records' own medians rank them; all of them are measured again (a lone record is not)
     first = [statistics.median(float(s) for s in r.run_secs) if r.run_secs else math.inf for r in records]
-    screened = fastest_again(task, mods, first, measurer, screen=max(2, len(mods)))
+    screened = fastest_again(task, mods, first, measurer, screen=len(mods))
     again = [screened.again[i] if i in screened.again else None for i in range(len(mods))]
     lat = [r.latency if r is not None and r.ok else None for r in again]
     return Remeasured(None if screened.pick is None else mods[screened.pick], lat, screened.pick)
@@ -369,9 +369,9 @@ def tlm_schedule(
     if measurer is None:
         choice = TLMChoice(gens, programs, [], 0, generated - start)
         return Schedule(task.id, "tlm", programs[0].trace, choice.seconds), choice
-    results = measurer.measure(task, [p.mod for p in programs])
-    first = [r.latency if r.ok else None for r in results]
-    screened = fastest_again(task, [p.mod for p in programs], first, measurer)
+    mods = [p.mod for p in programs]
+    results = measurer.measure(task, mods)
+    screened = fastest_again(task, mods, [r.latency if r.ok else None for r in results], measurer)
     best = screened.pick
     choice = TLMChoice(gens, programs, results, best, generated - start, time.perf_counter() - generated,
                        screened.again)  # fmt: skip
