@@ -4,10 +4,10 @@ Held-out models (never collected, never trained on): MobileNetV2, EfficientNet-B
 --tasks heaviest tasks with decisions by calls x FLOPs. Per task, every method's programs are measured here
 with the collection's settings (5 repeats of >= 10 ms, median; numeric check against the untuned task):
 
-- tlm: greedy (top-1) and 10 distinct candidates (greedy + samples at temperature 1; best-of-10) with the
-  checkpoint; generation time (greedy + sampling) and compile time = generation + measuring the 10 candidates
-  and the 3 fastest again (best-of-10 is the fastest of that second measurement, as the product picks:
-  tlm_core.measure.screen).
+- tlm: greedy (top-1) and 10 distinct candidates (greedy + beam search's most likely others:
+  Generator.candidates; best-of-10) with the checkpoint; generation time (greedy + beam search) and compile
+  time = generation + measuring the 10 candidates and the 3 fastest again (best-of-10 is the fastest of that
+  second measurement). Both as the product picks (tlm_core.compile.tlm_schedule, tlm_core.measure.screen).
 - compare (with --compare DIR): the same with another checkpoint (the shipped one, the pre-trained-only one).
 - heuristic: the Roller-style heuristic's Top-1 (rules, no measurement), measured the same way.
 - random: 10 uniformly random legal programs (seeded); top-1 = the first, best-of-10 picked as the TLM's.
@@ -119,11 +119,7 @@ class Evaluation:
         from tlm_core.program import InvalidDecisions, apply_decisions
 
         start = time.perf_counter()
-        greedy = generator.greedy(space)
-        # best-of-k: greedy and distinct samples (temperature 1, seeded): more diverse than beam search's
-        # near-identical top sequences, and each costs one greedy-like decoding
-        samples = generator.sample(space, self.k, temperature=1.0, seed=self.seed)
-        gens = [greedy] + [g for g in samples if g.key != greedy.key][: self.k - 1]
+        gens = generator.candidates(space, self.k)  # the product's best-of-k: greedy first, then beam search
         gen_s = time.perf_counter() - start
         programs, valid = [], 0
         for g in gens:
@@ -135,7 +131,7 @@ class Evaluation:
         measured = self.best_of(task, [p.mod for p in programs])
         top1 = measured["latencies"][0] if valid == len(gens) else None  # the greedy program's
         return {"candidates": len(gens), "valid": valid, "top1": top1, **measured, "generation_s": gen_s,
-                "greedy_s": greedy.seconds, "compile_s": gen_s + measured["measure_s"],
+                "greedy_s": gens[0].seconds, "compile_s": gen_s + measured["measure_s"],
                 "programs": [[g.sketch_index, g.decisions] for g in gens]}  # fmt: skip
 
     def random(self, task, space) -> dict:
@@ -413,8 +409,8 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
         f"(heuristic vs search {fmt('together_heuristic_vs_search')}); cmp_* in the same batches: top-1 vs search "
         f"{fmt('together_cmp_top1_vs_search')}, best-of-{cfg['k']} vs search {fmt('together_cmp_best10_vs_search')}.",
         f"tlm: `{summary['checkpoints']['tlm']['path']}`, greedy top-1 and best of {cfg['k']} distinct candidates "
-        f"(greedy + samples at temperature 1); tlm_compile_s = generation + measuring them (the 3 fastest "
-        "twice). cmp_*: "
+        "(greedy + beam search's most likely others, as the product picks); tlm_compile_s = generation + "
+        "measuring them (the 3 fastest twice). cmp_*: "
         + (
             f"`{summary['checkpoints']['compare']['path']}` (--compare) the same way."
             if "compare" in summary["checkpoints"]
@@ -444,9 +440,10 @@ def write_results(name: str, ev: Evaluation, tasks, models: dict, cfg: dict) -> 
 
 def _keys(models: dict, cfg: dict) -> dict[str, str]:
     """role (tlm, compare, random, heuristic, search, together) -> its rows' method key (checkpoints by content)."""
-    return {**{m: f"model:{k}" for m, (_, k) in models.items()}, "random": "random", "heuristic": "heuristic",
+    # tlm2: candidates by Generator.candidates (beam search); model: rows of older runs sampled them
+    return {**{m: f"tlm2:{k}" for m, (_, k) in models.items()}, "random": "random", "heuristic": "heuristic",
             "search": f"search:{cfg['search_trials']}",
-            "together": f"together2:{models['tlm'][1]}:{cfg['search_trials']}"
+            "together": f"together3:{models['tlm'][1]}:{cfg['search_trials']}"
                         + (f":{models['compare'][1]}" if "compare" in models else "")
                         + (f":r{cfg['rounds']}" if cfg["rounds"] != 3 else "")}  # fmt: skip
 

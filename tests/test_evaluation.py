@@ -28,7 +28,7 @@ def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
     assert task["search_ms"] is None
     # best-of-k as the product picks: both candidates measured again, the winner's second latency
     (tlm_row,) = [json.loads(x) for x in (tmp_path / "work" / "rows.jsonl").read_text().splitlines()
-                  if '"method": "model:' in x]  # fmt: skip
+                  if '"method": "tlm2:' in x]  # fmt: skip
     assert sorted(tlm_row["again"]) == ["0", "1"] and tlm_row["best"] == tlm_row["again"][str(tlm_row["pick"])]
     assert tlm_row["best"] == min(tlm_row["again"].values())
     assert "| model | task |" in (tmp_path / "results" / "evaluation-quick.md").read_text()

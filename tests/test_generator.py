@@ -110,6 +110,16 @@ def test_beam_search_gives_k_distinct_best_first(gen, workload_spaces):
     assert len(gen.generate(workload_spaces["matmul_128"], candidates=3)) == 3
 
 
+def test_candidates_start_with_the_greedy_program_then_the_beam(gen, workload_spaces):
+    space = workload_spaces["matmul_relu_64"]
+    cands = gen.candidates(space, 5)
+    greedy = gen.greedy(space)
+    beam = [b.key for b in gen.beam(space, 5) if b.key != greedy.key]
+    assert [c.key for c in cands] == [greedy.key, *beam][:5]
+    assert len({c.key for c in cands}) == 5
+    assert [c.key for c in gen.candidates(space, 1)] == [greedy.key]
+
+
 def test_override_forces_a_decision_and_redecodes_the_rest(gen, workload_spaces):
     space = workload_spaces["conv2d_relu_8"]
     g = gen.greedy(space)

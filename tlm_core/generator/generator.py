@@ -2,7 +2,8 @@
 
 gen = Generator.from_checkpoint("assets/tlm-small")          # or Generator(new_model(preset("tiny")))
 best = gen.greedy(space)                                     # deterministic
-cands = gen.generate(space, candidates=10, temperature=1.0)  # k distinct samples (beam search at temperature 0)
+cands = gen.candidates(space, 10)                            # best-of-k: greedy, then beam search's most likely
+samples = gen.generate(space, candidates=10, temperature=1.0)  # k distinct samples
 again = gen.override(space, best, index=2, value=(4, 8, 1, 4)) # force decision 2, re-decode the rest
 
 Sketch choice: the model picks the sketch itself (token s<i> right after the prompt, masked to the task's
@@ -93,14 +94,23 @@ class Generator:
         with torch_threads(self.threads):
             return beam_search(self.model, space, make_prompt(space), k)
 
+    def candidates(self, space: Space, k: int) -> list[Generation]:
+        """The k distinct programs a best-of-k measures: the greedy one first (top-1 is always among them),
+        then beam search's most likely others. Measured on held-out tasks, beam search's ten hold faster
+        programs than samples at temperature 1, which repeat the few a confident model favours (2-9 distinct
+        in 40 draws)."""
+        greedy = self.greedy(space)
+        if k <= 1:
+            return [greedy]
+        others = [g for g in self.beam(space, k) if g.key != greedy.key]
+        return [greedy, *others][:k]
+
     def generate(
         self, space: Space, candidates: int = 1, temperature: float = 0.0, top_k: int | None = None, seed: int = 0
     ) -> list[Generation]:
-        """One greedy program, or k distinct candidates: beam search at temperature 0, sampling above it."""
-        if candidates <= 1 and temperature <= 0:
-            return [self.greedy(space)]
+        """One greedy program, or k distinct candidates: `candidates` at temperature 0, sampling above it."""
         if temperature <= 0:
-            return self.beam(space, candidates)
+            return self.candidates(space, candidates)
         return self.sample(space, candidates, temperature, top_k, seed)
 
     def override(self, space: Space, generation: Generation, index: int, value: Decision) -> Generation:
