@@ -57,6 +57,8 @@ class Knobs:
     unroll: int = 16  # explicit unroll depth (the nearest candidate is taken)
     window: int = 8  # reduction axes up to this extent are unrolled into the micro-kernel
     whole_rows: bool = True  # the parallel level takes the cache tile's other axes when it cuts the contiguous one
+    blocked_unroll: int = 64  # unroll depth of a blocked plan (an aliased operand; 119 tasks: 1.02x 16's)
+    block_windows: bool = False  # block an aliased operand read through a sliding window too (see `aliased`)
 
 
 @dataclass
@@ -151,13 +153,17 @@ def footprint(info: BlockInfo, tile: dict[str, int]) -> int:
 # ---- the rules -------------------------------------------------------------------------------------------
 
 
-def aliased(info: BlockInfo, vec_loop: str) -> bool:
+def aliased(info: BlockInfo, vec_loop: str, windows: bool = False) -> bool:
     """Whether an operand loaded along the vector loop steps through the reduction by whole L1 ways (its
-    rows then share one cache set and cannot stay in L1: measured 2.5x slower GEMM 1024^3 on the Xeon)."""
+    rows then share one cache set and cannot stay in L1: measured 2.5x slower GEMM 1024^3 on the Xeon).
+    An operand read through a sliding window (a convolution's padded input) counts only with `windows`:
+    blocking it loses the cache tile (zoo 5x5 convolutions on 28x28 images 5-10x slower blocked)."""
     # a reduction that walks more rows than an L1 set has ways (12 or 8 here)
     reduce = {n for n, k in info.kinds.items() if k == "R" and info.extents.get(n, 1) > 16}
     for dims, shape in zip(info.accesses[: info.reads], info.shapes[: info.reads], strict=True):
         if not dims or vec_loop not in dims[-1] or len(shape) != len(dims):
+            continue
+        if not windows and any(len(names) > 1 for names in dims):
             continue
         for i, names in enumerate(dims[:-1]):
             stride = math.prod(shape[i + 1 :]) * 4
@@ -184,6 +190,7 @@ class TilePlan:
     vector: int  # innermost factor of the contiguous axis
     accumulators: int  # vector registers the register tile keeps live
     core_footprint: int  # bytes a core's tile touches over the whole reduction
+    blocked: bool = False  # an aliased operand, blocked per reduction step (see `aliased`)
 
 
 def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs: Knobs) -> TilePlan:
@@ -201,7 +208,7 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
         streamed = [dims for dims in info.accesses[: info.reads] if any(vec_point.loop in d for d in dims)]
         reuse = [p for p in before if not any(p.loop in d for dims in streamed for d in dims)]
         row_point = (reuse or before or [None])[-1]
-    blocked = row_point is not None and bool(reduce) and aliased(info, vec_point.loop)
+    blocked = row_point is not None and bool(reduce) and aliased(info, vec_point.loop, knobs.block_windows)
     if blocked:  # 4 rows x 4 vectors measured 1.4x 8 x 2 there (GEMM 1024^3, Xeon): the same 16 accumulators
         knobs = replace(knobs, vectors=knobs.vectors * 2, rows=max(1, knobs.rows // 2))
     vector = 1
@@ -298,7 +305,7 @@ def plan_block(info: BlockInfo, points: list[DecisionPoint], hw: Hardware, knobs
         r1 = red_inner[p.loop]
         factors[p.loop] = _levels(p.n or 2, [p.extent // r1, r1])
     accumulators = rows * max(1, math.ceil(vector / lanes))
-    return TilePlan(factors, outer(), vector, accumulators, footprint(info, tile()) * 4)
+    return TilePlan(factors, outer(), vector, accumulators, footprint(info, tile()) * 4, blocked)
 
 
 def flops_of(info: BlockInfo) -> int:
@@ -371,7 +378,9 @@ class _Constructor:
     def _categorical(self, p: DecisionPoint) -> Decision:
         cands = list(p.candidates or ())
         if "unroll" in (p.used_by or "") and cands:
-            return min(range(len(cands)), key=lambda i: abs(cands[i] - self.knobs.unroll))
+            blocked = any(plan.blocked for plan in self.plans.values())
+            depth = self.knobs.blocked_unroll if blocked else self.knobs.unroll
+            return min(range(len(cands)), key=lambda i: abs(cands[i] - depth))
         return p.sampled if p.sampled in p.choices else p.choices[0]
 
     def _location(self, p: DecisionPoint) -> Decision:
