@@ -12,7 +12,8 @@ In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSc
 - small reduction windows (conv kernels) unrolled into the micro-kernel, long reductions streamed;
 - an operand streamed along the reduction with a row stride of whole L1 ways (a 1024-wide matmul's B: every
   row in the same cache set) is blocked instead: a few rows of it per reduction step, reused from L1 by a
-  column of register tiles (level s2), a wider register tile (64 lanes);
+  column of register tiles (level s2), a wider register tile (64 lanes), unrolled 64 deep; never an operand
+  read through a sliding window (a convolution's padded input), whose cache tile blocking would lose;
 - an unroll depth and compute locations by rule (producers at the consumer's cache tile, never inside its
   reduction; a pool's padding at its innermost loop);
 - rfactor for long reductions only, on the split's inner loop (vector partial sums, computed at the root).
