@@ -352,10 +352,10 @@ def tlm_schedule(
     """One task's schedule written by the TLM: the one best-of-k of `tlm compile` and `tlm compare`.
 
     No measurer: top-1, the greedy program, unmeasured (candidates must be 1). With a measurer: the
-    `candidates` most likely programs (beam search; greedy when 1), each measured, the fastest few measured
-    again (tlm_core.measure.screen); the fastest of those that passed the numeric check twice wins, and a task
-    none of whose candidates passed gets trace None (untuned): a schedule that fails its check must never
-    reach the model."""
+    `candidates` programs of Generator.candidates (greedy, then beam search's most likely), each measured,
+    the fastest few measured again (tlm_core.measure.screen); the fastest of those that passed the numeric
+    check twice wins, and a task none of whose candidates passed gets trace None (untuned): a schedule that
+    fails its check must never reach the model."""
     from tlm_core.measure import fastest_again
     from tlm_core.program import apply_decisions
 
@@ -397,8 +397,8 @@ def tlm_schedules(
     """Schedules written by the TLM (a tlm_core.generator.Generator) for every task (see tlm_schedule).
 
     candidates 1: the greedy program (top-1, no measurement, even when a measurer is given). candidates k > 1:
-    the k most likely programs (beam search), each measured with `measurer`; the Schedule's seconds are
-    generation plus measurement wall time."""
+    Generator.candidates' k programs (greedy, then beam search), each measured with `measurer`; the
+    Schedule's seconds are generation plus measurement wall time."""
     if candidates > 1 and measurer is None:
         raise ValueError("best-of-k needs a Measurer to pick the fastest candidate")
     out = {}

@@ -97,7 +97,7 @@ class Generator:
     def candidates(self, space: Space, k: int) -> list[Generation]:
         """The k distinct programs a best-of-k measures: the greedy one first (top-1 is always among them),
         then beam search's most likely others. Measured on held-out tasks, beam search's ten hold faster
-        programs than samples at temperature 1, which repeat the few a confident model favours (2-9 distinct
+        programs than samples at temperature 1, which repeat the few a confident model favours (2-10 distinct
         in 40 draws)."""
         greedy = self.greedy(space)
         if k <= 1:
