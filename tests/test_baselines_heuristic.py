@@ -51,10 +51,11 @@ def test_top1_is_a_valid_program_that_matches_the_reference(name, space_builder,
 def test_top1_beats_the_untuned_default_on_matmul_128(space_builder, measurer):
     task = _task("matmul_128")
     cand = heuristic_program(space_builder.build(task))
-    # One batch, so both run under the same load; a generous ratio (measured ~40x).
-    default, heuristic = measurer.measure(task, [default_module(task, host_target()), cand.program.mod])
-    assert default.ok and heuristic.ok
-    assert default.latency / heuristic.latency > 2.0
+    # Medians of three batches in rotated order: one stalled timing (CI saw a 15 us kernel time at 15 ms once)
+    # cannot decide it; a generous ratio (measured ~40x).
+    mods = {"default": default_module(task, host_target()), "heuristic": cand.program.mod}
+    latency = measurer.side_by_side(task, mods, rounds=3)
+    assert latency["default"] / latency["heuristic"] > 2.0
 
 
 def test_top1_is_deterministic(space_builder):
