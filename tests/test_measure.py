@@ -225,6 +225,14 @@ def test_hang_times_out_with_two_workers_building_in_parallel(tmp_path):
         assert m.measure(task, [task.mod])[0].ok  # the pool still works
 
 
+def test_a_timing_far_above_the_first_cold_call_counts_as_disturbed():
+    from tlm_core.measure.worker import disturbed
+
+    assert disturbed(20e-6, [15e-3] * 4 + [15e-6])  # CI's stalled 15 us matmul: timed again
+    assert not disturbed(20e-6, [15e-6] * 3 + [15e-3] * 2)  # a stalled minority does not move the median
+    assert not disturbed(1e-3, [1.2e-3] * 5) and not disturbed(5e-3, [1e-3] * 5)
+
+
 def test_measure_result_failure_and_dict():
     result = MeasureResult.failure("timed out after 10 s while running", build_secs=0.1)
     assert result.to_dict()["error"] == "timed out after 10 s while running" and not result.ok

@@ -60,6 +60,7 @@ class Knobs:
     whole_rows: bool = True  # the parallel level takes the cache tile's other axes when it cuts the contiguous one
     blocked_unroll: int = 64  # unroll depth of a blocked plan (an aliased operand; 119 tasks: 1.02x 16's)
     block_windows: bool = False  # block an aliased operand read through a sliding window too (see `aliased`)
+    window_at_parallel: bool = True  # a windowed producer goes to the parallel level's deepest loop, not inline
 
 
 @dataclass
@@ -412,6 +413,13 @@ class _Constructor:
         if tiled or fresh:
             self.location_kinds.append("tile")
             return (tiled or fresh)[-1]
+        # Whole rows can leave the cache-tile level no loop to take a padded input read through a sliding window:
+        # it goes to the parallel level's deepest loop, copied once per tile. Inlined, the padding's conditions
+        # run in the innermost loop for every tap (zoo 5x5 convolutions on 28x28: 5.7-9.4x slower).
+        parallel = [i for i in spatial if p.consumer_loops[i].endswith("_0")]
+        if parallel and self.knobs.window_at_parallel and self._windowed(p):
+            self.location_kinds.append("parallel")
+            return parallel[-1]
         if -2 in p.choices:
             self.location_kinds.append("inline")
             return -2
@@ -444,6 +452,17 @@ class _Constructor:
             if buffer in written:
                 found.update(name for names in dims for name in names)
         return found
+
+    def _windowed(self, p: DecisionPoint) -> bool:
+        """Whether the consumer reads the producer through a sliding window (a dimension indexed by 2+ loops)."""
+        producer, consumer = self._info(p.block or ""), self._info(p.consumer or "")
+        if producer is None or consumer is None:
+            return False
+        written = set(producer.buffers[producer.reads :])
+        return any(
+            buffer in written and any(len(names) > 1 for names in dims)
+            for buffer, dims in zip(consumer.buffers[: consumer.reads], consumer.accesses, strict=False)
+        )
 
     def _spatial(self, p: DecisionPoint, loop: str) -> bool:
         """Whether the consumer's loop (xx_1 of a tiled block, ax3 of an untiled one) is a spatial loop."""
