@@ -15,7 +15,8 @@ In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSc
   column of register tiles (level s2), a wider register tile (64 lanes), unrolled 64 deep; never an operand
   read through a sliding window (a convolution's padded input), whose cache tile blocking would lose;
 - an unroll depth and compute locations by rule (producers at the consumer's cache tile, never inside its
-  reduction; a pool's padding at its innermost loop);
+  reduction; a pool's padding at its innermost loop; a padded input whose consumer's cache-tile level has no
+  loop left, at its parallel level's deepest loop, not inlined);
 - rfactor for long reductions only, on the split's inner loop (vector partial sums, computed at the root).
 
 Top-1 (`heuristic_program`) builds one program per sketch in a single replay each and keeps the one its
