@@ -166,13 +166,18 @@ def aliased(info: BlockInfo, vec_loop: str, windows: bool = False) -> bool:
     for dims, shape in zip(info.accesses[: info.reads], info.shapes[: info.reads], strict=True):
         if not dims or vec_loop not in dims[-1] or len(shape) != len(dims):
             continue
-        if not windows and any(len(names) > 1 for names in dims):
+        if not windows and windowed(dims):
             continue
         for i, names in enumerate(dims[:-1]):
             stride = math.prod(shape[i + 1 :]) * 4
             if names & reduce and stride and stride % L1_WAY_BYTES == 0:
                 return True
     return False
+
+
+def windowed(dims: list[set[str]]) -> bool:
+    """Whether an access reads through a sliding window: a dimension indexed by 2+ loops (a conv's y + ry)."""
+    return any(len(names) > 1 for names in dims)
 
 
 def divisors(x: int) -> list[int]:
@@ -441,29 +446,23 @@ class _Constructor:
             return False
         return readers(self.sketch.workload, p.block or "") > 1
 
+    def _reads_of_producer(self, p: DecisionPoint) -> list[list[set[str]]]:
+        """The consumer's reads of what the producer writes: per read, per dimension, the loop names in it."""
+        producer, consumer = self._info(p.block or ""), self._info(p.consumer or "")
+        if producer is None or consumer is None:
+            return []
+        written = set(producer.buffers[producer.reads :])
+        reads = zip(consumer.buffers[: consumer.reads], consumer.accesses, strict=False)
+        return [dims for buffer, dims in reads if buffer in written]
+
     def _indexing_loops(self, p: DecisionPoint) -> set[str]:
         """The consumer's loops that index what it reads of the producer: at a loop outside them the producer
         would be computed again for every iteration of the others."""
-        producer, consumer = self._info(p.block or ""), self._info(p.consumer or "")
-        if producer is None or consumer is None:
-            return set()
-        written = set(producer.buffers[producer.reads :])
-        found: set[str] = set()
-        for buffer, dims in zip(consumer.buffers[: consumer.reads], consumer.accesses, strict=False):
-            if buffer in written:
-                found.update(name for names in dims for name in names)
-        return found
+        return {name for dims in self._reads_of_producer(p) for names in dims for name in names}
 
     def _windowed(self, p: DecisionPoint) -> bool:
-        """Whether the consumer reads the producer through a sliding window (a dimension indexed by 2+ loops)."""
-        producer, consumer = self._info(p.block or ""), self._info(p.consumer or "")
-        if producer is None or consumer is None:
-            return False
-        written = set(producer.buffers[producer.reads :])
-        return any(
-            buffer in written and any(len(names) > 1 for names in dims)
-            for buffer, dims in zip(consumer.buffers[: consumer.reads], consumer.accesses, strict=False)
-        )
+        """Whether the consumer reads the producer through a sliding window (see `windowed`)."""
+        return any(windowed(dims) for dims in self._reads_of_producer(p))
 
     def _spatial(self, p: DecisionPoint, loop: str) -> bool:
         """Whether the consumer's loop (xx_1 of a tiled block, ax3 of an untiled one) is a spatial loop."""
