@@ -49,6 +49,19 @@ def test_topi_zoo_variants_are_single_te_operators_with_topis_layouts(tmp_path):
     assert {t.id for t in catalog.for_variants(["zoo-topi-1"])} == {t.id for t in tasks}
 
 
+def test_gemm_zoo_variants_are_large_te_gemms_without_the_peak_benchmarks_shape():
+    from tlm_core.dataset.zoo import topi_tasks
+
+    specs = [op for p in range(KINDS["gemm"]) for op in zoo_ops("gemm", p)]
+    shapes = [op[2:5] for op in specs]
+    assert all(min(s) >= 512 for s in shapes) and (1024, 1024, 1024) not in shapes  # benchmarks/peak.py's GEMM
+    assert sum(s[0] >= 1024 for s in shapes) > len(shapes) // 2
+    tasks = topi_tasks("zoo-gemm-0")
+    assert [t.ops[0] for t in tasks] == [op[1] for op in zoo_ops("gemm", 0)]
+    with pytest.raises(ValueError, match="no PyTorch zoo variant"):
+        variants_for(["zoo-gemm-0"])[0].build()
+
+
 def test_zoo_variant_loads_with_its_own_description():
     from tlm_core.dataset.variants import load_variant
 

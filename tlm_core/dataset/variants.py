@@ -96,10 +96,10 @@ def load_variant(variant: Variant):
 
 def variant_tasks(variant: Variant, target) -> list:
     """The tasks (tlm_core.partition.Task) of a variant: its model partitioned for `target`, or, for the
-    TE/TOPI zoo parts ("zoo-topi-<i>"), built directly (single operators with no model around them)."""
-    if variant.name.startswith("zoo-topi-"):
-        from .zoo import topi_tasks
+    TE/TOPI zoo parts ("zoo-topi-<i>", "zoo-gemm-<i>"), built directly (single operators with no model around)."""
+    from .zoo import TE_KINDS, topi_tasks
 
+    if variant.family == "zoo" and variant.name.split("-")[1] in TE_KINDS:
         return topi_tasks(variant.name)
     from tlm_core.partition import partition
 

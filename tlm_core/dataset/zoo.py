@@ -19,8 +19,9 @@ from typing import Any
 
 KINDS = {
     "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40,
-    "small": 20, "widths": 40, "topi": 32, "rows": 48,
+    "small": 20, "widths": 40, "topi": 32, "rows": 48, "gemm": 16,
 }  # fmt: skip
+TE_KINDS = ("topi", "gemm")  # built with TE/TOPI directly (topi_tasks), not exported from PyTorch
 PER_PART = 8
 _CH = [16, 24, 32, 48, 64, 96, 128, 144, 160, 192, 256, 320, 384, 512, 576, 768, 1024]
 _HW = [7, 14, 28, 56, 112]
@@ -41,6 +42,9 @@ _FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+re
 # "topi": mostly dense layers (the layout no other kind has), then TOPI's other single operators
 _TOPI = ["dense"] * 8 + ["depthwise"] * 3 + ["conv"] * 3 + ["matmul"] * 2 + ["bmm"] * 2 + ["pool", "softmax", "sum"]
 _EPILOGUES = ["none", "bias", "bias+relu", "bias+tanh"]
+# "gemm": large TOPI matmuls and dense layers, every side 512-4096 (the other kinds draw at most 512 rows), so
+# that a BLAS-sized GEMM is not new to the model; 1024^3, the peak benchmark's shape, is never drawn
+_GEMM = [512, 768, 1024, 1536, 2048, 3072, 4096]
 
 
 def zoo_names() -> list[str]:
@@ -57,6 +61,8 @@ def _draw(kind: str, rng: random.Random) -> tuple:
     act = rng.choice(_ACTS)
     if kind == "topi":
         return _topi(rng)
+    if kind == "gemm":
+        return _gemm(rng)
     if kind == "conv":
         return _conv(rng, act)
     if kind == "folded":
@@ -131,12 +137,20 @@ def _topi(rng: random.Random) -> tuple:
     return ("topi", which, rng.choice(_ROWS[2:]), rng.choice(_DIM))
 
 
+def _gemm(rng: random.Random) -> tuple:
+    while True:
+        m, k, n = rng.choice(_GEMM), rng.choice(_GEMM), rng.choice(_GEMM)
+        if (m, k, n) != (1024, 1024, 1024) and m * k * n <= 2**33:
+            which = rng.choice(["matmul", "matmul", "dense"])
+            return ("topi", which, m, k, n, rng.choice(["none", "none", "bias", "bias+relu"]))
+
+
 def topi_tasks(name: str) -> list:
-    """The tasks (tlm_core.partition.Task) of the TE/TOPI-built zoo variant `name` ("zoo-topi-<part>")."""
+    """The tasks (tlm_core.partition.Task) of a TE/TOPI-built zoo variant ("zoo-topi-<part>", "zoo-gemm-<part>")."""
     from tlm_core.partition.task import task_from_primfunc, te_prim_func
 
     _, kind, part = name.split("-")
-    if kind != "topi" or not 0 <= int(part) < KINDS[kind]:
+    if kind not in TE_KINDS or not 0 <= int(part) < KINDS[kind]:
         raise ValueError(f"no TE/TOPI zoo variant {name!r}")
     tasks = []
     for spec in zoo_ops(kind, int(part)):
@@ -198,7 +212,7 @@ def build(name: str) -> tuple[Any, tuple[Any, ...]]:
     import torch
 
     _, kind, part = name.split("-")
-    if kind not in KINDS or kind == "topi" or not 0 <= int(part) < KINDS[kind]:
+    if kind not in KINDS or kind in TE_KINDS or not 0 <= int(part) < KINDS[kind]:
         raise ValueError(f"no PyTorch zoo variant {name!r}")
     torch.manual_seed(int(part))
     ops = [_Op(spec) for spec in zoo_ops(kind, int(part))]
