@@ -6,6 +6,7 @@ multi-threaded BLAS suffers most from a busy core, so medians would flatter TVM.
 
     .venv/bin/python benchmarks/peak.py            # 1024^3, heuristic Top-1 / Top-10, TLM, search 128 trials
     .venv/bin/python benchmarks/peak.py --quick    # 256^3, search 8 trials
+    .venv/bin/python benchmarks/peak.py --trials 0 --checkpoint out/ftN --compare assets/tlm-small  # a ship check
 
 Writes benchmarks/results/peak[-quick].json and .md (NAME.json and .md with --results NAME).
 """
@@ -43,22 +44,25 @@ def _best(result) -> float | None:
     return min(result.latencies) if result.ok and result.latencies else None
 
 
-def _tlm_rows(task, space, measurer) -> list[dict]:
-    """The shipped TLM's greedy program (no measurement) and the best of its 10 most likely (beam, measured),
-    each timed again here like the other rows (fastest repeat)."""
+def _tlm_rows(task, space, measurer, checkpoints: dict[str, str | None]) -> list[dict]:
+    """Per checkpoint (label -> folder, None: the shipped one), its greedy program (no measurement) and the best
+    of its 10 most likely (beam, measured); all of them timed again here in one batch (fastest repeat)."""
     from types import SimpleNamespace
 
     from tlm_core.compile import scheduled_module, tlm_schedules
     from tlm_core.generator import Generator
     from tlm_core.model import default_checkpoint
 
-    generator, one = Generator.from_checkpoint(default_checkpoint()), SimpleNamespace(tasks=[task])
-    top1 = tlm_schedules(one, lambda _: space, generator)[task.id]
-    best = tlm_schedules(one, lambda _: space, generator, 10, measurer)[task.id]
-    results = measurer.measure(task, [scheduled_module(task, top1), scheduled_module(task, best)])
+    one, picks = SimpleNamespace(tasks=[task]), []
+    for label, folder in checkpoints.items():
+        generator = Generator.from_checkpoint(folder or default_checkpoint())
+        top1 = tlm_schedules(one, lambda _: space, generator)[task.id]
+        best = tlm_schedules(one, lambda _: space, generator, 10, measurer)[task.id]
+        picks += [(f"TLM top-1{label}", top1), (f"TLM best-of-10{label}", best)]
+    results = measurer.measure(task, [scheduled_module(task, s) for _, s in picks])
     return [
-        {"method": "TLM top-1", "latency_us": us(_best(results[0])), "compile_s": top1.seconds},
-        {"method": "TLM best-of-10", "latency_us": us(_best(results[1])), "compile_s": best.seconds},
+        {"method": name, "latency_us": us(_best(r)), "compile_s": s.seconds}
+        for (name, s), r in zip(picks, results, strict=True)
     ]
 
 
@@ -69,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=None)
     p.add_argument("--trials", type=int, default=None)
     p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows (top-1 and best-of-10)")
+    p.add_argument("--checkpoint", help="the TLM checkpoint folder (default: the shipped one)")
+    p.add_argument("--compare", help="a second checkpoint, its TLM rows measured in the same batch")
     args = p.parse_args(argv)
     n = args.n or (256 if args.quick else 1024)
     trials = args.trials if args.trials is not None else (8 if args.quick else 128)
@@ -104,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         best = min((_best(r) for r in results[1:] if r.ok), default=None)
         rows.append({"method": "heuristic top-10", "latency_us": us(best), "compile_s": t10})
         if not args.no_tlm:
-            rows += _tlm_rows(task, space, m)
+            checkpoints = {"": args.checkpoint} | ({f" ({args.compare})": args.compare} if args.compare else {})
+            rows += _tlm_rows(task, space, m, checkpoints)
         if trials:
             with tempfile.TemporaryDirectory() as tmp:
                 store = RecordStore(tmp)
@@ -122,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     notes = [
         f"fp32 GEMM {n}x{n}x{n}; peak = numpy/BLAS on this machine (best of two runs bracketing the benchmark).",
         "of_peak: BLAS latency / method latency. search: Ansor-style evolutionary search, MetaSchedule implementation.",
-        "TLM: the shipped checkpoint's greedy program, and the best of its 10 most likely (beam search, measured).",
+        f"TLM ({args.checkpoint or 'the shipped checkpoint'}): its greedy program, and the best of its 10 most likely"
+        " (beam search, measured); every TLM row's program timed again in one batch.",
     ]
     name = args.results or ("peak-quick" if args.quick else "peak")
     md = write(

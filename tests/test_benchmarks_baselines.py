@@ -37,10 +37,13 @@ def test_operators_quick_side_by_side_after_a_search(results, space_builder):
 
 
 def test_peak_quick_without_search(results, space_builder):
-    assert peak.main(["--quick", "--n", "128", "--trials", "0"]) == 0
+    from tlm_core.model import default_checkpoint
+
+    shipped = str(default_checkpoint())
+    assert peak.main(["--quick", "--n", "128", "--trials", "0", "--compare", shipped]) == 0
     rows = json.loads((results / "peak-quick.json").read_text())["rows"]
     methods = ["numpy (BLAS)", "heuristic top-1", "heuristic top-10", "TLM top-1", "TLM best-of-10"]
-    assert [r["method"] for r in rows] == methods
+    assert [r["method"] for r in rows] == methods + [f"{m} ({shipped})" for m in methods[3:]]
     assert all(r["of_peak"] > 0 for r in rows)
     assert rows[4]["compile_s"] > rows[3]["compile_s"] > 0  # best-of-10 measured its candidates
 
