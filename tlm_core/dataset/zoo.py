@@ -7,7 +7,7 @@ is generated from this file alone (seeded), so it is reproducible; a zoo variant
 in one module ("zoo-<kind>-<part>"), each fused by Relax into its own task. Workloads of held-out models are
 dropped from any corpus by their task id (`--exclude`), so evaluation stays on unseen tasks.
 
-The "topi" variants are built with TE/TOPI instead of PyTorch (no Relax model; `topi_tasks`): the layouts a
+The "topi" and "gemm" variants are built with TE/TOPI instead of PyTorch (no Relax model; `topi_tasks`): the layouts a
 TVMScript operator or the operators benchmark has and Relax's import never produces, such as TOPI's dense,
 which reads its weight as W[n, k] (Relax's linear reads the transposed constant, B[k, n]).
 """
