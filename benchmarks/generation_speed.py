@@ -32,6 +32,7 @@ def main() -> None:
     p.add_argument("--random-init", action="store_true", help="an untrained model of --preset")
     p.add_argument("--preset", default="small")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=1, help="torch threads for the steps after the prompt")
     p.add_argument("--prefill-threads", type=int, default=2, help="torch threads for the prompt (0: as the steps)")
     p.add_argument("--out", default=str(RESULTS / "generation_speed"))
     args = p.parse_args()
@@ -49,7 +50,7 @@ def main() -> None:
     else:
         path = Path(args.checkpoint) if args.checkpoint else default_checkpoint()
         gen, source = Generator.from_checkpoint(path), str(path)
-    gen.prefill_threads = args.prefill_threads or None
+    gen.threads, gen.prefill_threads = args.threads, args.prefill_threads or None
     target = host_target()
     builder = SpaceBuilder.for_target(target)
     rows = []
