@@ -67,7 +67,8 @@ def suite(quick: bool) -> dict:
     return ops
 
 
-def bench(name: str, prim, trials: int, measurer, builder, target, generator=None, k: int = 10) -> dict:
+def bench(name: str, prim, trials: int, measurer, builder, target, generators: dict | None = None, k: int = 10) -> dict:
+    """One operator, every method. generators: column prefix ("tlm", "cmp_tlm") -> Generator."""
     from tlm_core.baselines.default import default_module
     from tlm_core.baselines.heuristic import heuristic_candidates, heuristic_program
     from tlm_core.baselines.search import search
@@ -78,11 +79,10 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
 
     task = task_from_primfunc(prim, name.split()[0])
     space = builder.build(task)
-    tlm = {}
-    if generator is not None:  # the compile library's own TLM path: top-1, then best-of-k (generation + measurement)
-        one = SimpleNamespace(tasks=[task])
+    one, tlm = SimpleNamespace(tasks=[task]), {}
+    for prefix, generator in (generators or {}).items():  # the compile library's own TLM path: top-1, best-of-k
         tlm_top1 = tlm_schedules(one, lambda _: space, generator)[task.id]
-        tlm = {"top1": tlm_top1, "best": tlm_schedules(one, lambda _: space, generator, k, measurer)[task.id]}
+        tlm[prefix] = {"top1": tlm_top1, "best": tlm_schedules(one, lambda _: space, generator, k, measurer)[task.id]}
     t0 = time.perf_counter()
     top1 = heuristic_program(space)
     t_top1 = time.perf_counter() - t0
@@ -90,11 +90,11 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
     t_rank = time.perf_counter() - t0 - t_top1
     t0 = time.perf_counter()
     mods = [default_module(task, target), top1.program.mod] + [c.program.mod for c in top10]
-    if tlm:
-        mods.append(scheduled_module(task, tlm["top1"]))
+    mods += [scheduled_module(task, t["top1"]) for t in tlm.values()]
     results = measurer.measure(task, mods)
-    tlm_result = results.pop() if tlm else None
     t_measure10 = (time.perf_counter() - t0) * len(top10) / len(mods)  # top10's share of the batch
+    tlm_results = dict(zip(tlm, results[len(results) - len(tlm) :], strict=True))
+    del results[len(results) - len(tlm) :]
     default, heur = results[0], results[1]
     ok10 = [i for i in range(len(top10)) if results[2 + i].ok]
     fastest10 = min(ok10, key=lambda i: results[2 + i].latency) if ok10 else None  # index into top10
@@ -109,11 +109,17 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
         "top10_s": t_top1 + t_rank + t_measure10,
         "ok": default.ok and heur.ok and all(r.ok for r in results[2:]),
     }
-    if tlm:
-        best = tlm["best"]
-        row.update(tlm_us=us(tlm_result.latency), tlm_s=tlm["top1"].seconds, tlm_best_us=us(best.latency),
-                   tlm_best_s=best.seconds)  # fmt: skip
-        row["ok"] = row["ok"] and tlm_result.ok and best.latency is not None
+    for p, t in tlm.items():
+        row |= {f"{p}_us": us(tlm_results[p].latency), f"{p}_s": t["top1"].seconds,
+                f"{p}_best_us": us(t["best"].latency), f"{p}_best_s": t["best"].seconds}  # fmt: skip
+        row["ok"] = row["ok"] and tlm_results[p].ok and t["best"].latency is not None
+    # every method's program measured again side by side: search's latency is the minimum over its trials, the
+    # others' one measurement each, and this machine's speed drifts within minutes
+    chosen = {"heuristic": top1.program.mod}
+    if fastest10 is not None:
+        chosen["top10"] = top10[fastest10].program.mod
+    for p, t in tlm.items():
+        chosen |= {p: scheduled_module(task, t["top1"]), f"{p}_best": scheduled_module(task, t["best"])}
     if trials:
         with tempfile.TemporaryDirectory() as records:
             store = RecordStore(Path(records))
@@ -123,13 +129,8 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
         row["search_s"] = res.seconds
         row["search_trials"] = len(res.trials)
         row["ok"] = row["ok"] and task.id in res.best
-        # every method's program measured again side by side: search's latency above is the minimum over its
-        # trials, the others' one measurement each, and this machine's speed drifts within minutes
-        chosen = {"heuristic": top1.program.mod, "search": searched}
-        if fastest10 is not None:
-            chosen["top10"] = top10[fastest10].program.mod
-        if tlm:
-            chosen |= {"tlm": scheduled_module(task, tlm["top1"]), "tlm_best": scheduled_module(task, tlm["best"])}
+        chosen["search"] = searched
+    if trials or len(tlm) > 1:
         again = measurer.side_by_side(task, {m: mod for m, mod in chosen.items() if mod is not None})
         row |= {f"together_{m}_us": us(x) for m, x in again.items()}
     for key in ("heuristic", "top10", "tlm", "tlm_best", "search"):
@@ -145,7 +146,9 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generator=Non
                 row[f"search_vs_{key}_compile"] = row["search_s"] / row[f"{key}_s"]
     if row.get("tlm_us") and row["heuristic_us"]:
         row["heuristic_vs_tlm"] = row["heuristic_us"] / row["tlm_us"]  # > 1: the TLM's schedule is faster
-    for num, den in (("search", "tlm"), ("search", "tlm_best"), ("search", "heuristic"), ("heuristic", "tlm")):
+    pairs = [("search", "tlm"), ("search", "tlm_best"), ("search", "heuristic"), ("heuristic", "tlm")]
+    pairs += [("cmp_tlm", "tlm"), ("cmp_tlm_best", "tlm_best"), ("heuristic", "cmp_tlm")]
+    for num, den in pairs:
         if row.get(f"together_{num}_us") and row.get(f"together_{den}_us"):
             row[f"together_{num}_vs_{den}"] = row[f"together_{num}_us"] / row[f"together_{den}_us"]
     return row
@@ -159,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="only operators whose name starts with this")
     p.add_argument("--no-tlm", action="store_true", help="leave out the TLM rows")
     p.add_argument("--candidates", type=int, default=10, help="k of the TLM's best-of-k")
+    p.add_argument("--checkpoint", help="the TLM checkpoint folder (default: the shipped one)")
+    p.add_argument("--compare", help="a second checkpoint (cmp_* columns), its programs measured side by side")
     p.add_argument("--task-ids", action="store_true", help="print the task id of every operator (both suites) and "
                    "exit: `tlm train teacher --exclude-tasks` keeps them out of training")  # fmt: skip
     args = p.parse_args(argv)
@@ -179,14 +184,18 @@ def main(argv: list[str] | None = None) -> int:
 
     target = host_target()
     builder = SpaceBuilder.for_target(target)
-    generator = None if args.no_tlm else Generator.from_checkpoint(default_checkpoint())
+    generators = {}
+    if not args.no_tlm:
+        generators["tlm"] = Generator.from_checkpoint(args.checkpoint or default_checkpoint())
+        if args.compare:
+            generators["cmp_tlm"] = Generator.from_checkpoint(args.compare)
     rows = []
     with Measurer(target, repeat=5, min_repeat_ms=10) as measurer:
         for name, prim in suite(args.quick).items():
             if args.only and not name.startswith(args.only):
                 continue
             print(f"{name} ...", file=sys.stderr, flush=True)
-            rows.append(bench(name, prim, trials, measurer, builder, target, generator, args.candidates))
+            rows.append(bench(name, prim, trials, measurer, builder, target, generators, args.candidates))
             print(f"  {rows[-1]}", file=sys.stderr, flush=True)
     tlm_cols = [] if args.no_tlm else ["tlm_us", "tlm_best_us"]
     cols = ["operator", "gflop", "default_us", *tlm_cols, "heuristic_us", "top10_us", "search_us"]
@@ -195,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     cols += [] if args.no_tlm or not trials else ["tlm_vs_search", "tlm_best_vs_search"]
     cols += [] if args.no_tlm or not trials else ["together_search_vs_tlm", "together_search_vs_tlm_best"]
     cols += ["together_search_vs_heuristic"] if trials else []
-    cols += [] if args.no_tlm or not trials else ["together_heuristic_vs_tlm"]
+    cols += [] if args.no_tlm or not (trials or args.compare) else ["together_heuristic_vs_tlm"]
+    cols += ["cmp_tlm_us", "cmp_tlm_best_us", "together_cmp_tlm_vs_tlm", "together_cmp_tlm_best_vs_tlm_best",
+             "together_heuristic_vs_cmp_tlm"] if "cmp_tlm" in generators else []  # fmt: skip
     cols += [] if args.no_tlm else ["tlm_s", "tlm_best_s"]
     cols += ["heuristic_s", "top10_s", "search_s", "ok"]
     notes = [
@@ -212,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         "Latency: median over 5 repeats of >= 10 ms, all methods of an operator in the same run; ok: every"
         " program matched the untuned reference.",
     ]
+    if args.compare:
+        notes.append(f"tlm: {args.checkpoint or 'the shipped checkpoint'}; cmp_tlm: the same with {args.compare}"
+                     " (together_cmp_tlm_vs_tlm > 1: the first one's program faster).")  # fmt: skip
     ratios = [c for c in cols if "_vs_" in c]
     means = {c: geomean([r[c] for r in rows if r.get(c)]) for c in ratios}
     notes.append("Geometric means over the operators: " + ", ".join(f"{c} {means[c]:.2f}" for c in ratios if means[c]))

@@ -14,7 +14,10 @@ def results(tmp_path, monkeypatch):
 
 
 def test_operators_quick_one_operator(results, space_builder):
-    assert operators.main(["--quick", "--trials", "0", "--only", "matmul"]) == 0
+    from tlm_core.model import default_checkpoint
+
+    shipped = str(default_checkpoint())
+    assert operators.main(["--quick", "--trials", "0", "--only", "matmul", "--compare", shipped]) == 0
     doc = json.loads((results / "operators-quick.json").read_text())
     (row,) = doc["rows"]
     # ratios of the same run's figures; which method is faster is the benchmark's finding, not a test's
@@ -22,6 +25,9 @@ def test_operators_quick_one_operator(results, space_builder):
     # the TLM's rows: top-1 measured beside the others, best-of-10 measured (and never slower than what it kept)
     assert row["tlm_us"] > 0 and row["tlm_best_us"] > 0 and row["tlm_best_s"] > row["tlm_s"] > 0
     assert row["heuristic_vs_tlm"] == row["heuristic_us"] / row["tlm_us"]
+    # a second checkpoint's programs beside the first's (here the same checkpoint: a ship check's plumbing)
+    assert row["cmp_tlm_us"] > 0 and row["cmp_tlm_best_us"] > 0
+    assert row["together_cmp_tlm_vs_tlm"] == row["together_cmp_tlm_us"] / row["together_tlm_us"]
     assert "| operator |" in (results / "operators-quick.md").read_text()
 
 
