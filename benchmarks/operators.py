@@ -90,11 +90,11 @@ def bench(name: str, prim, trials: int, measurer, builder, target, generators: d
     t_rank = time.perf_counter() - t0 - t_top1
     t0 = time.perf_counter()
     mods = [default_module(task, target), top1.program.mod] + [c.program.mod for c in top10]
+    own = len(mods)  # the TLM's top-1 programs follow, one per generator
     mods += [scheduled_module(task, t["top1"]) for t in tlm.values()]
     results = measurer.measure(task, mods)
     t_measure10 = (time.perf_counter() - t0) * len(top10) / len(mods)  # top10's share of the batch
-    tlm_results = dict(zip(tlm, results[len(results) - len(tlm) :], strict=True))
-    del results[len(results) - len(tlm) :]
+    tlm_results, results = dict(zip(tlm, results[own:], strict=True)), results[:own]
     default, heur = results[0], results[1]
     ok10 = [i for i in range(len(top10)) if results[2 + i].ok]
     fastest10 = min(ok10, key=lambda i: results[2 + i].latency) if ok10 else None  # index into top10

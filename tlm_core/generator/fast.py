@@ -74,7 +74,9 @@ class FastGPT2:
             if n == 1:  # plain matmuls: for one query token they beat SDPA's dispatch ~10x at these sizes
                 att = torch.softmax((q @ keys.transpose(1, 2)) * self.scale, dim=-1) @ values
             else:  # the prompt (causal, no mask built) or a run of queued tokens; 4-d: SDPA's fused CPU kernel
-                att = F.scaled_dot_product_attention(q[None], keys[None], values[None], mask, is_causal=mask is None)[0]
+                att = F.scaled_dot_product_attention(
+                    q[None], keys[None], values[None], mask, is_causal=mask is None, scale=self.scale
+                )[0]
             att = att.permute(1, 0, 2).reshape(n, -1)
             x = x + torch.addmm(block.attn.c_proj.bias, att, block.attn.c_proj.weight)
             h = F.layer_norm(x, (x.shape[-1],), block.ln_2.weight, block.ln_2.bias, self.eps)
