@@ -11,6 +11,10 @@ rules (tile factors: the innermost one decides vectorisation). Columns per check
 
     .venv/bin/python benchmarks/agreement.py --checkpoints assets/tlm-small out/ft8
     .venv/bin/python benchmarks/agreement.py --quick     # mobilenetv2-tiny (CI)
+    .venv/bin/python benchmarks/agreement.py --cpus znver5 emeraldrapids   # other CPUs' prompts and heuristic
+
+With --cpus, both the prompt and the heuristic's program are written for each named CPU (its caches from
+tlm_core.target.KNOWN_CACHES_KIB): a regression check for hardware the host is not, without measuring.
 
 The task catalogue is cached in --work (the evaluation's, by default). Writes benchmarks/results/agreement.json
 and .md (agreement-quick with --quick).
@@ -49,6 +53,8 @@ def main() -> None:
     p.add_argument("--models", nargs="+", help="default: the held-out models")
     p.add_argument("--work", help="task catalogue cache (default out/evaluation, or out/evaluation-quick)")
     p.add_argument("--quick", action="store_true", help="mobilenetv2-tiny only (CI)")
+    p.add_argument("--cpus", nargs="+", help="LLVM CPUs to write for (default: this host's)")
+    p.add_argument("--results", help="results name (default agreement, or agreement-quick)")
     args = p.parse_args()
 
     from tlm_core.baselines.heuristic import heuristic_program
@@ -61,21 +67,23 @@ def main() -> None:
     models = args.models or (["mobilenetv2-tiny"] if args.quick else list(HELD_OUT_MODELS))
     work = Path(args.work or ("out/evaluation-quick" if args.quick else "out/evaluation"))
     work.mkdir(parents=True, exist_ok=True)
-    target = host_target()
     catalog = Catalog(work / "catalog.jsonl")
-    catalog.ensure(variants_for(models), target)
-    builder = SpaceBuilder.for_target(target)
-    pairs = []
-    for t in catalog.for_variants(models):
-        space = builder.build(t.task())
-        if any(s.points for s in space.sketches):
-            pairs.append((space, heuristic_program(space)))
+    catalog.ensure(variants_for(models), host_target())
+    generators = {ckpt: Generator.from_checkpoint(ckpt) for ckpt in args.checkpoints or [str(default_checkpoint())]}
     rows = []
-    for ckpt in args.checkpoints or [str(default_checkpoint())]:
-        rows.append({"checkpoint": ckpt, **agreement(Generator.from_checkpoint(ckpt), pairs)})
-        print(rows[-1], flush=True)
-    name = "agreement-quick" if args.quick else "agreement"
-    columns = ["checkpoint", "tasks", "sketch", "programs", "tile_decisions", "tiles", "innermost"]
+    for cpu in args.cpus or [None]:
+        target = host_target(cpu=cpu)
+        builder = SpaceBuilder.for_target(target)
+        pairs = []
+        for t in catalog.for_variants(models):
+            space = builder.build(t.task())
+            if any(s.points for s in space.sketches):
+                pairs.append((space, heuristic_program(space)))
+        for ckpt, generator in generators.items():
+            rows.append({"cpu": str(target.attrs.get("mcpu", "")), "checkpoint": ckpt, **agreement(generator, pairs)})
+            print(rows[-1], flush=True)
+    name = args.results or ("agreement-quick" if args.quick else "agreement")
+    columns = ["cpu", "checkpoint", "tasks", "sketch", "programs", "tile_decisions", "tiles", "innermost"]
     notes = [
         f"Tasks with decisions of {', '.join(models)} (held out from training); the greedy program of each "
         "checkpoint against the Roller-style heuristic's Top-1 (its rules; no measurement).",

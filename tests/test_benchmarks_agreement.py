@@ -30,10 +30,12 @@ def test_agreement_counts_equal_decisions():
 @pytest.mark.slow
 def test_agreement_quick(tmp_path, monkeypatch):
     monkeypatch.setenv("TLM_BENCH_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setattr(sys, "argv", ["agreement.py", "--quick", "--work", str(tmp_path / "work")])
+    argv = ["agreement.py", "--quick", "--work", str(tmp_path / "work"), "--cpus", "emeraldrapids", "znver5"]
+    monkeypatch.setattr(sys, "argv", argv)
     agreement.main()
     doc = json.loads((tmp_path / "results" / "agreement-quick.json").read_text())
-    (row,) = doc["rows"]
+    assert [r["cpu"] for r in doc["rows"]] == ["emeraldrapids", "znver5"]  # one row per CPU's prompt
+    row = doc["rows"][0]
     # the model's agreement is what the benchmark reports, not a property of the wiring: on mobilenetv2-tiny's
     # small convolutions the heuristic picks sketch 2 and the shipped model sketch 1 (no tile compared)
     assert row["tasks"] > 5 and 0 <= row["programs"] <= row["sketch"] <= 1 and 0 <= row["innermost"] <= 1

@@ -16,6 +16,7 @@ from tvm.target import Target, codegen
 KNOWN_CACHES_KIB = {
     "znver5": (48, 1024, 32768),  # the Zen 5 machine of data/cpu-znver5
     "emeraldrapids": (48, 2048, 307200),  # the Xeon of data/cpu-emeraldrapids, as its sysfs reports them
+    "znver4": (32, 1024, 32768),  # the Zen 4 host of teacher corpus v15 (2026-12-03)
 }
 CACHES_PREFIX = "caches-"  # a target's "model" attribute "caches-48-2048-266240": its L1d, L2, L3 in KiB
 
