@@ -32,8 +32,8 @@ def main() -> None:
     p.add_argument("--random-init", action="store_true", help="an untrained model of --preset")
     p.add_argument("--preset", default="small")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--threads", type=int, default=1, help="torch threads for the steps after the prompt")
-    p.add_argument("--prefill-threads", type=int, default=2, help="torch threads for the prompt (0: as the steps)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads for feeds of fewer tokens")
+    p.add_argument("--wide-threads", type=int, default=2, help="threads for feeds of >= 8 tokens (0: --threads)")
     p.add_argument("--out", default=str(RESULTS / "generation_speed"))
     args = p.parse_args()
 
@@ -50,7 +50,7 @@ def main() -> None:
     else:
         path = Path(args.checkpoint) if args.checkpoint else default_checkpoint()
         gen, source = Generator.from_checkpoint(path), str(path)
-    gen.threads, gen.prefill_threads = args.threads, args.prefill_threads or None
+    gen.threads, gen.wide_threads = args.threads, args.wide_threads or None
     target = host_target()
     builder = SpaceBuilder.for_target(target)
     rows = []
@@ -84,7 +84,7 @@ def main() -> None:
         "cpu": host_cpu(),
         "machine": platform.machine(),
         "threads": gen.threads,
-        "prefill_threads": gen.prefill_threads or gen.threads,
+        "wide_threads": gen.wide_threads or gen.threads,
         "tasks": len(rows),
         "median_total_ms": statistics.median(totals),
         "median_model_ms": statistics.median(models),
@@ -101,7 +101,7 @@ def main() -> None:
         "# Greedy generation time per subgraph",
         "",
         f"Checkpoint `{source}` ({summary['parameters']:,} parameters), CPU {summary['cpu']}, "
-        f"{summary['threads']} torch thread ({summary['prefill_threads']} for the prompt's one long feed), "
+        f"{summary['threads']} torch thread ({summary['wide_threads']} for feeds of >= 8 tokens), "
         f"{summary['date']}. Median of {args.repeat} runs per task, "
         "tasks with decisions only. `model` = the model's forward passes; `replay` = the rest (TVM replaying "
         "the sketch to list the legal choices, masking, bookkeeping). Target: <= 50 ms per subgraph.",

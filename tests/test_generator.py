@@ -172,6 +172,23 @@ def test_fast_forward_matches_transformers():
         assert torch.allclose(fast.feed(ids[a:b]), ref[b - 1], atol=1e-4)
 
 
+def test_fast_path_follows_weights_changed_in_place():
+    import torch
+
+    from tlm_core.generator.fast import FastGPT2
+
+    # the prepared layers are cached on the model: a training step between generations must not be missed
+    model = new_model(preset("tiny"), seed=5)
+    ids = torch.randint(4, len(token_ids()), (30,), generator=torch.Generator().manual_seed(2)).tolist()
+    before = FastGPT2(model).feed(ids)
+    with torch.no_grad():
+        model.transformer.h[0].mlp.c_fc.weight.mul_(2)
+        ref = model(input_ids=torch.tensor([ids])).logits[0, -1]
+    after = FastGPT2(model).feed(ids)
+    assert torch.allclose(after, ref, atol=1e-4)
+    assert not torch.allclose(after, before, atol=1e-3)
+
+
 def test_forked_streams_are_independent():
     import torch
 
@@ -182,7 +199,7 @@ def test_forked_streams_are_independent():
     with torch.no_grad():
         ref_a = model(input_ids=torch.tensor([ids[:90]])).logits[0, -1]
         ref_b = model(input_ids=torch.tensor([ids[:80] + ids[90:100]])).logits[0, -1]
-    base = TokenStream(model, prefill_threads=2)
+    base = TokenStream(model, wide_threads=2)
     base.push(ids[:80])
     a, b = base.fork(), base.fork()
     a.push(ids[80:90])

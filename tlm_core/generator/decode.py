@@ -19,9 +19,9 @@ from .record import Generation, Step
 from .trie import Node, point_trie, sketch_trie
 
 
-def prompt_stream(model, prompt: Prompt, prefill_threads: int | None = None) -> TokenStream:
+def prompt_stream(model, prompt: Prompt, wide_threads: int | None = None) -> TokenStream:
     """A token stream holding the prompt (fed lazily, at the first choice)."""
-    stream = TokenStream(model, prefill_threads)
+    stream = TokenStream(model, wide_threads)
     stream.push(encode_ids(prompt.tokens))
     return stream
 

@@ -8,6 +8,7 @@ its logits match transformers'.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -27,20 +28,60 @@ def supports(model) -> bool:
     )
 
 
+class Linear:
+    """x -> x @ weight + bias for a GPT-2 Conv1D (weight [in, out]). Where torch has oneDNN, the weight is
+    prepacked once into its blocked layout: 1.1-1.8x MKL's addmm for the 1-64-row feeds of decoding and for the
+    prompt, on a 2-core Zen 4 (one run, medians; exact fp32, only the summation order differs)."""
+
+    def __init__(self, conv1d) -> None:
+        self.weight, self.bias = conv1d.weight.detach(), conv1d.bias.detach()
+        self.packed = None
+        with contextlib.suppress(AttributeError, RuntimeError):  # a torch built without oneDNN: addmm
+            self.packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.t().contiguous())
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.packed is not None:
+            return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+        return torch.addmm(self.bias, x, self.weight)
+
+
+class Layer:
+    """One pre-LN block's tensors, read once (module attribute lookups cost ~1 us each, 80 per feed)."""
+
+    def __init__(self, block) -> None:
+        self.ln_1 = (block.ln_1.weight.detach(), block.ln_1.bias.detach())
+        self.ln_2 = (block.ln_2.weight.detach(), block.ln_2.bias.detach())
+        self.qkv, self.proj = Linear(block.attn.c_attn), Linear(block.attn.c_proj)
+        self.fc, self.out = Linear(block.mlp.c_fc), Linear(block.mlp.c_proj)
+
+
+def layers_of(model) -> list[Layer]:
+    """The model's layers, prepared once and kept on the model until a parameter changes in place (training
+    bumps every tensor's version counter), since a stream is made per generation."""
+    version = tuple((id(p), p._version) for p in model.parameters())
+    cached = model.__dict__.get("_fast_layers")
+    if cached is None or cached[0] != version:
+        cached = (version, [Layer(block) for block in model.transformer.h])
+        model.__dict__["_fast_layers"] = cached
+    return cached[1]
+
+
 class FastGPT2:
     """Feeds tokens through the model with a KV cache; `feed(ids)` returns the last position's logits."""
 
     def __init__(self, model) -> None:
         cfg = model.config
         t = model.transformer
-        self.wte, self.wpe, self.ln_f = t.wte.weight, t.wpe.weight, t.ln_f
-        self.head = model.lm_head.weight
-        self.blocks = list(t.h)
+        self.wte, self.wpe = t.wte.weight.detach(), t.wpe.weight.detach()
+        self.ln_f = (t.ln_f.weight.detach(), t.ln_f.bias.detach())
+        self.head = model.lm_head.weight.detach()
+        self.layers = layers_of(model)
         self.n_head = cfg.n_head
         self.d = cfg.n_embd // cfg.n_head
+        self.width = cfg.n_embd
         self.eps = cfg.layer_norm_epsilon
         self.scale = 1 / math.sqrt(self.d)
-        self.k = torch.empty(len(self.blocks), self.n_head, cfg.n_positions, self.d)  # only written slots are read
+        self.k = torch.empty(len(self.layers), self.n_head, cfg.n_positions, self.d)  # only written slots are read
         self.v = torch.empty_like(self.k)
         self.length = 0
         self.max_length = cfg.n_positions
@@ -64,9 +105,9 @@ class FastGPT2:
         mask = None
         if n > 1 and start > 0:  # new token i sees the cache and new tokens 0..i
             mask = torch.ones(n, end, dtype=torch.bool).tril(diagonal=start)
-        for i, block in enumerate(self.blocks):
-            h = F.layer_norm(x, (x.shape[-1],), block.ln_1.weight, block.ln_1.bias, self.eps)
-            qkv = torch.addmm(block.attn.c_attn.bias, h, block.attn.c_attn.weight)
+        shape = (self.width,)
+        for i, layer in enumerate(self.layers):
+            qkv = layer.qkv(F.layer_norm(x, shape, *layer.ln_1, self.eps))
             q, k, v = qkv.view(n, 3, self.n_head, self.d).permute(1, 2, 0, 3)
             self.k[i, :, start:end] = k
             self.v[i, :, start:end] = v
@@ -77,11 +118,8 @@ class FastGPT2:
                 att = F.scaled_dot_product_attention(
                     q[None], keys[None], values[None], mask, is_causal=mask is None, scale=self.scale
                 )[0]
-            att = att.permute(1, 0, 2).reshape(n, -1)
-            x = x + torch.addmm(block.attn.c_proj.bias, att, block.attn.c_proj.weight)
-            h = F.layer_norm(x, (x.shape[-1],), block.ln_2.weight, block.ln_2.bias, self.eps)
-            h = F.gelu(torch.addmm(block.mlp.c_fc.bias, h, block.mlp.c_fc.weight), approximate="tanh")
-            x = x + torch.addmm(block.mlp.c_proj.bias, h, block.mlp.c_proj.weight)
+            x = x + layer.proj(att.permute(1, 0, 2).reshape(n, -1))
+            h = F.gelu(layer.fc(F.layer_norm(x, shape, *layer.ln_2, self.eps)), approximate="tanh")
+            x = x + layer.out(h)
         self.length = end
-        last = F.layer_norm(x[-1], (x.shape[-1],), self.ln_f.weight, self.ln_f.bias, self.eps)
-        return last @ self.head.T
+        return F.layer_norm(x[-1], shape, *self.ln_f, self.eps) @ self.head.T

@@ -19,13 +19,13 @@ from .fast import FastGPT2, supports
 from .record import Step
 
 TOP = 5  # tokens listed per step
-PREFILL_MIN = 64  # tokens fed at once (the prompt) from which a matmul is big enough to split over threads
+WIDE_FEED = 8  # tokens fed at once (the prompt, most contexts) from which the matmuls gain from a second thread
 
 
 @contextlib.contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
     """Run with n intra-op threads (restored after). One thread is fastest for this small model's
-    token-by-token steps, and on a shared 2-core machine extra threads spin against other processes."""
+    feeds of a few tokens, and on a shared 2-core machine extra threads spin against other processes."""
     if n is None:
         yield
         return
@@ -38,10 +38,10 @@ def torch_threads(n: int | None) -> Iterator[None]:
 
 
 class TokenStream:
-    def __init__(self, model, prefill_threads: int | None = None) -> None:
-        """prefill_threads: torch threads for feeds of >= PREFILL_MIN tokens (None: the caller's setting)."""
+    def __init__(self, model, wide_threads: int | None = None) -> None:
+        """wide_threads: torch threads for feeds of >= WIDE_FEED tokens (None: the caller's setting)."""
         self.model = model
-        self.prefill_threads = prefill_threads
+        self.wide_threads = wide_threads
         self.fast = FastGPT2(model) if supports(model) else None  # same logits, far less overhead per call
         self.past = None  # transformers' KV cache (when the fast path does not apply)
         self.pending: list[int] = []  # queued, not yet fed
@@ -69,7 +69,7 @@ class TokenStream:
         """Next-token logits after everything pushed (runs the model on the queued tokens)."""
         if self.pending or self._logits is None:
             start = time.perf_counter()
-            with torch_threads(self.prefill_threads if len(self.pending) >= PREFILL_MIN else None):
+            with torch_threads(self.wide_threads if len(self.pending) >= WIDE_FEED else None):
                 if self.fast is not None:
                     self._logits = self.fast.feed(self.pending).float()
                 else:
