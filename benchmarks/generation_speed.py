@@ -39,6 +39,7 @@ def main() -> None:
 
     from tlm_core.frontend import load_model
     from tlm_core.generator import Generator
+    from tlm_core.generator.lm import WIDE_FEED
     from tlm_core.model import default_checkpoint, new_model, num_parameters, preset
     from tlm_core.partition import partition
     from tlm_core.program import apply_decisions
@@ -101,7 +102,7 @@ def main() -> None:
         "# Greedy generation time per subgraph",
         "",
         f"Checkpoint `{source}` ({summary['parameters']:,} parameters), CPU {summary['cpu']}, "
-        f"{summary['threads']} torch thread ({summary['wide_threads']} for feeds of >= 8 tokens), "
+        f"{summary['threads']} torch thread ({summary['wide_threads']} for feeds of >= {WIDE_FEED} tokens), "
         f"{summary['date']}. Median of {args.repeat} runs per task, "
         "tasks with decisions only. `model` = the model's forward passes; `replay` = the rest (TVM replaying "
         "the sketch to list the legal choices, masking, bookkeeping). Target: <= 50 ms per subgraph.",
