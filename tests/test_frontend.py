@@ -212,6 +212,34 @@ def test_gpt2_without_attention_mask_compiles_and_matches():
     np.testing.assert_allclose(run_relax(model, ids), model.reference(ids)[0], rtol=1e-4, atol=1e-5)
 
 
+def test_masked_bert_pt2_loads_and_matches(tmp_path):
+    """transformers builds attention masks with aten.__and__.Tensor: a registered overload, so it loads."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=16,
+    )
+    bert = BertModel(config).eval()
+
+    class Masked(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids, mask = torch.randint(0, 64, (1, 8)), torch.tensor([[1, 1, 1, 1, 1, 1, 0, 0]])
+    ep = torch.export.export(Masked().eval(), (ids, mask))
+    assert "aten.__and__.Tensor" in {str(n.target) for n in ep.graph.nodes}
+    torch.export.save(ep, tmp_path / "bert.pt2")
+    model = load_model(tmp_path / "bert.pt2")
+    arrays = [ids.numpy(), mask.numpy()]
+    np.testing.assert_allclose(run_relax(model, arrays), model.reference(arrays)[0], rtol=1e-4, atol=1e-5)
+
+
 # ---- files that are refused, with a message that names the problem ----
 
 
@@ -360,6 +388,14 @@ def _operator_target(rel, payload):
     rel["models/model.json"] = model.replace("torch.ops.aten.relu.default", "torch.serialization.os.system").encode()
 
 
+def _target(name: str):
+    def craft(rel, payload):
+        model = rel["models/model.json"].decode()
+        rel["models/model.json"] = model.replace("torch.ops.aten.relu.default", name).encode()
+
+    return craft
+
+
 def _sympy_expression(rel, payload):
     # No pickle here: sympy.sympify evaluates an expression string as Python.
     def edit(program):
@@ -384,6 +420,10 @@ def _sympy_expression(rel, payload):
         (_aoti_library, r"'data/aotinductor/model/model\.so' is refused: AOTInductor compiled code"),
         (_path_traversal, r"unsafe member path '\.\./\.\./evil\.pkl'"),
         (_operator_target, r"operator 'torch\.serialization\.os\.system' is refused"),
+        # Shaped like an ATen operator, but an attribute walk: torch knows no schema for it.
+        (_target("torch.ops.aten.__class__.__init__"), r"operator 'torch\.ops\.aten\.__class__\.__init__' is refused"),
+        (_target("torch.ops.aten.relu.no_such_overload"), r"'torch\.ops\.aten\.relu\.no_such_overload' is refused"),
+        (_target("torch.ops.higher_order.__init__"), r"operator 'torch\.ops\.higher_order\.__init__' is refused"),
         (_sympy_expression, r"symbolic shape expression .* is refused"),
     ],
 )

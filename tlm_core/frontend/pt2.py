@@ -56,7 +56,8 @@ from tlm_core.frontend.model import LoadedModel, ModelLoadError
 from tlm_core.frontend.pt2_archive import Pt2Archive, open_pt2
 from tlm_core.frontend.torch_program import import_exported
 
-_ATEN_TARGET = re.compile(r"torch\.ops\.(aten|prims)\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+|torch\.ops\.higher_order\.\w+")
+_OP_TARGET = re.compile(r"torch\.ops\.(aten|prims)\.(\w+)\.(\w+)")
+_HIGHER_ORDER_TARGET = re.compile(r"torch\.ops\.higher_order\.[a-z]\w*")
 _PURE_TARGETS = {f"_operator.{n}" for n in "getitem add sub mul truediv floordiv mod pow neg pos abs".split()}
 _PURE_TARGETS |= {f"_operator.{n}" for n in "eq ne lt le gt ge and_ or_ xor not_ invert".split()}
 _PURE_TARGETS |= {f"math.{n}" for n in "ceil floor trunc sqrt".split()}
@@ -124,10 +125,9 @@ def _check_program(program: schema.ExportedProgram) -> None:
     while stack:
         obj = stack.pop()
         if isinstance(obj, schema.Node):
-            aten = _ATEN_TARGET.fullmatch(obj.target) and "__" not in obj.target  # no dunder attribute walks
-            if not (aten or obj.target in _PURE_TARGETS):
+            if not _is_operator(obj.target):
                 raise ModelLoadError(
-                    f"operator {obj.target!r} is refused: only ATen/prims operators can be loaded from .pt2"
+                    f"operator {obj.target!r} is refused: only registered ATen/prims operators can be loaded from .pt2"
                 )
             obj.metadata = {k: v for k, v in obj.metadata.items() if k in _KEPT_METADATA}
         elif isinstance(obj, schema.SymExpr):
@@ -140,6 +140,26 @@ def _check_program(program: schema.ExportedProgram) -> None:
             stack.extend(obj)
         elif isinstance(obj, dict):
             stack.extend(obj.values())
+
+
+def _is_operator(target: str) -> bool:
+    """An ATen/prims overload whose schema torch has registered, a higher-order op, or a pure function.
+
+    Deciding by the registered schema admits every real overload (aten.__and__.Tensor, which transformers'
+    attention masks use) and nothing else: torch's deserializer resolves a target by attribute walks, so a
+    name that is not a registered operator (e.g. torch.ops.aten.__class__.__init__) is never resolved.
+    """
+    if target in _PURE_TARGETS or _HIGHER_ORDER_TARGET.fullmatch(target):
+        return True
+    op = _OP_TARGET.fullmatch(target)
+    if not op:
+        return False
+    namespace, name, overload = op.groups()
+    try:
+        torch._C._get_schema(f"{namespace}::{name}", "" if overload == "default" else overload)
+    except RuntimeError:  # "Found no matching schema"
+        return False
+    return True
 
 
 def _check_sym_expr(expr: str) -> None:
