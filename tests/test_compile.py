@@ -27,8 +27,8 @@ from tlm_core.compile import (
 from tlm_core.frontend import load_model
 from tlm_core.measure import MeasureResult
 from tlm_core.partition import partition
-from tlm_core.program import random_decisions
 from tlm_core.records import RecordStore
+from tlm_core.space import random_decisions
 from tlm_core.target import host_target
 
 
@@ -117,7 +117,8 @@ class ScriptedGenerator:
 
     def __init__(self, space):
         self.asked = []
-        self.gens = [SimpleNamespace(sketch_index=0, decisions=random_decisions(space, 0, seed)) for seed in range(3)]
+        sketch = space.sketches[0]
+        self.gens = [SimpleNamespace(sketch_index=0, decisions=random_decisions(sketch, seed)) for seed in range(3)]
 
     def generate(self, space, candidates=1):
         self.asked.append(candidates)

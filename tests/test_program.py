@@ -8,8 +8,8 @@ import tvm
 
 from tests import workloads
 from tlm_core.partition.task import task_from_primfunc
-from tlm_core.program import InvalidDecisions, apply_decisions, random_decisions, random_program
-from tlm_core.space import COMPUTE_LOCATION, decision_to_json, replay, trace_decisions
+from tlm_core.program import InvalidDecisions, apply_decisions, random_program
+from tlm_core.space import COMPUTE_LOCATION, decision_to_json, random_decisions, replay, trace_decisions
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +121,9 @@ def test_postprocessor_rejection_is_reported(spaces):
 def test_random_legal_vectors_always_apply(spaces, name):
     space = spaces[name]
     for sketch in space.sketches:
-        vectors = {str(random_decisions(space, sketch.index, seed)) for seed in range(8)}
+        vectors = {str(random_decisions(sketch, seed)) for seed in range(8)}
         for seed in range(8):
-            decisions = random_decisions(space, sketch.index, seed)
+            decisions = random_decisions(sketch, seed)
             assert apply_decisions(space, sketch.index, decisions).decisions == decisions
         if sketch.log10_size > 2:
             assert len(vectors) > 1  # seeds give different programs
@@ -131,7 +131,7 @@ def test_random_legal_vectors_always_apply(spaces, name):
 
 def test_numpy_generator_and_empty_space(spaces):
     space = spaces["matmul_relu_64"]
-    decisions = random_decisions(space, 1, np.random.default_rng(0))
+    decisions = random_decisions(space.sketches[1], np.random.default_rng(0))
     assert apply_decisions(space, 1, decisions).decisions == decisions
     assert apply_decisions(spaces["add_64"], 0, []).decisions == []
 

@@ -23,6 +23,7 @@ from tlm_core.compare import (
     task_table,
 )
 from tlm_core.compile import pytorch_latencies
+from tlm_core.errors import summary
 from tlm_core.viz.compare import (
     convergence_figure,
     method_bars,
@@ -55,7 +56,7 @@ def measure(method: str, space, **options) -> str | None:
         results.add(run_method(method, space, state.measurer(), gen, **options))
         return None
     except Exception as err:  # e.g. a rule TVM cannot apply to this workload
-        return f"{LABELS[method]} failed on {space.task.name}: {type(err).__name__}: {err}".splitlines()[0]
+        return f"{LABELS[method]} failed on {space.task.name}: {summary(err)}"
 
 
 def run(method: str, space, **options) -> None:
@@ -144,7 +145,7 @@ with here:
         except DatabaseError as err:
             ss.db_error = str(err)
         except Exception as err:  # anything else TVM raises while loading: a message, not a crash
-            ss.db_error = f"could not read the database ({type(err).__name__}: {err})".splitlines()[0]
+            ss.db_error = f"could not read the database ({summary(err)})"
     if wfile is None and rfile is None:
         ss.db_error = None  # the files were removed: so is their error (a database read earlier stays)
     if ss.get("db_error"):

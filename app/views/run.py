@@ -19,6 +19,7 @@ from tlm_core.compile import (
     save_database,
     torch_compile_run,
 )
+from tlm_core.errors import summary
 from tlm_core.partition import partition
 from tlm_core.target import caches_kib, cuda_available, host_target, kib_text
 from tlm_core.viz.run import history_rows, latency_figure, run_text, task_rows
@@ -188,7 +189,7 @@ if model.torch_module is not None:  # PyTorch's own compiler on the same inputs,
                 try:
                     compiled[label] = torch_compile_run(model, repeat=repeat)
                 except Exception as err:  # Inductor can fail on a model: say so, keep the page
-                    compiled[label] = f"{type(err).__name__}: {str(err).strip().splitlines()[0][:300]}"
+                    compiled[label] = summary(err)
             st.rerun()
     elif isinstance(compiled[label], str):
         st.error(f"torch.compile failed on {label}: {compiled[label]}")

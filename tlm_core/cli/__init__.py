@@ -12,6 +12,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from tlm_core.errors import first_line
+
 EXIT_ERROR = 2
 COMMANDS = ["core", "tlm", "dataset", "baselines", "compare"]  # modules of tlm_core.cli, in listing order
 
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # one clear line, not a traceback; TLM_DEBUG=1 shows the traceback
         if os.environ.get("TLM_DEBUG"):
             raise
-        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        msg = first_line(err)
         print(f"tlm {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_ERROR
     return 0

@@ -26,6 +26,7 @@ from tlm_core.compile.schedules import (
     save_database,
     scheduled_module,
 )
+from tlm_core.errors import first_line
 from tlm_core.measure import Measurer
 from tlm_core.partition import Task
 from tlm_core.partition.task import task_id
@@ -84,7 +85,7 @@ def database_result(space: Space, user: UserDatabase, measurer: Measurer) -> Met
     try:
         mod = scheduled_module(task, Schedule(task.id, "database", trace))
     except Exception as err:
-        return _failed(task, f"its best trace does not apply to this task here: {err}".splitlines()[0])
+        return _failed(task, f"its best trace does not apply to this task here: {first_line(err)}")
     seconds = time.perf_counter() - start
     (result,) = measurer.measure(task, [mod])
     matched = match_trace(space, trace)

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tlm_core.errors import summary
+
 
 class Job:
     def __init__(self, work: Callable[[Callable[[Any], None]], Any], name: str = "job", total: int = 0) -> None:
@@ -31,7 +33,7 @@ class Job:
         try:
             self.result = self._work(self.report)
         except Exception as err:  # the page shows it; the thread must not die silently
-            self.error = f"{type(err).__name__}: {err}".splitlines()[0]
+            self.error = summary(err)
         finally:
             self.finished = time.perf_counter()
 

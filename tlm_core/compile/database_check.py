@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import tlm_core
+from tlm_core.measure.worker import watch_parent
 
 ITEM_TIMEOUT_S = 30.0  # one workload or one trace (milliseconds normally)
 BUDGET_S = 300.0  # the whole check; records not reached by then are skipped, so say
@@ -171,13 +172,6 @@ def _how_it_died(proc: subprocess.Popen) -> str:
 # ---- the child ------------------------------------------------------------------------------------------------
 
 
-def _watch_parent(parent_pid: int) -> None:
-    """Exit when the parent dies, even while TVM hangs (TVM releases the GIL)."""
-    while os.getppid() == parent_pid:
-        time.sleep(1.0)
-    os._exit(1)
-
-
 def _reason(err: BaseException) -> str:
     """The informative line of a TVM error: a ScheduleError's "Error message: ...", else the last line, without
     the C++ condition of a failed check when a message follows it."""
@@ -193,7 +187,7 @@ def main(request_path: str) -> None:
     request = json.loads(Path(request_path).read_text())
     out = os.fdopen(os.dup(1), "w", buffering=1)  # our lines only: TVM's own prints to fd 1 go to stderr
     os.dup2(2, 1)
-    threading.Thread(target=_watch_parent, args=(request["parent"],), daemon=True).start()
+    threading.Thread(target=watch_parent, args=(request["parent"],), daemon=True).start()
 
     from tvm import s_tir
     from tvm.s_tir import meta_schedule as ms

@@ -30,6 +30,7 @@ import numpy as np
 import tvm
 from tvm.target import Target
 
+from tlm_core.errors import last_line
 from tlm_core.measure.check import check_outputs
 from tlm_core.measure.inputs import INPUT_RULE_VERSION, index_bounds, output_indices, random_arguments
 from tlm_core.measure.measurer import default_cache_dir
@@ -132,7 +133,7 @@ class RPCMeasurer:
                 with self._build_lock:
                     tvm.compile(mod, target=self.target).mod.export_library(lib)
             except Exception as err:
-                return MeasureResult.failure(f"build failed: {_short(err)}", time.perf_counter() - start)
+                return MeasureResult.failure(f"build failed: {last_line(err)}", time.perf_counter() - start)
             build_secs = time.perf_counter() - start
             run_start = time.perf_counter()
             try:
@@ -153,7 +154,7 @@ class RPCMeasurer:
                 timer = remote.time_evaluator("main", dev, **self.timing)
                 latencies = [float(t) for t in timer(*tensors).results]
             except Exception as err:
-                return MeasureResult.failure(f"remote run failed: {_short(err)}", build_secs)
+                return MeasureResult.failure(f"remote run failed: {last_line(err)}", build_secs)
         latency = float(np.median(latencies))
         return MeasureResult(
             ok=True,
@@ -189,8 +190,3 @@ class RPCMeasurer:
             os.replace(tmp, path)
         with np.load(path) as data:
             return [data[f"out{i}"] for i in range(len(data.files))]
-
-
-def _short(err: BaseException) -> str:
-    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
-    return (lines[-1] if lines else type(err).__name__)[:500]

@@ -20,21 +20,17 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
+from tlm_core.errors import last_line
+
 CACHED_TASKS = 4  # tasks whose arguments and references stay in memory (least recently used go first)
 
 
-def _watch_parent(parent_pid: int) -> None:
-    """Exit when the parent dies, even while a kernel hangs (TVM releases the GIL during calls)."""
+def watch_parent(parent_pid: int) -> None:
+    """Exit when the parent dies, even while a kernel or TVM hangs (TVM releases the GIL during calls); run it in
+    a daemon thread of each helper process (this worker, compile.database_check's child)."""
     while os.getppid() == parent_pid:
         time.sleep(1.0)
     os._exit(1)
-
-
-def _short(err: BaseException) -> str:
-    """The informative line of an exception (TVM's carry a long C++ backtrace before it)."""
-    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
-    text = lines[-1] if lines else type(err).__name__
-    return text if len(text) <= 500 else text[:497] + "..."
 
 
 class _LRU(OrderedDict):
@@ -65,7 +61,7 @@ class Worker:
             executable = tvm.compile(tvm.ir.load_json(job["mod"]), target=target)
             module = executable.mod
         except Exception as err:  # an invalid program is a result, not a worker failure
-            return {"ok": False, "error": f"build failed: {_short(err)}", "build_secs": _since(start)}
+            return {"ok": False, "error": f"build failed: {last_line(err)}", "build_secs": _since(start)}
         build_secs = _since(start)
         self.conn.send(("built", build_secs))
         if job["gate"] and self.conn.recv()[0] != "go":
@@ -137,7 +133,7 @@ def _since(start: float) -> float:
 
 def main(fd: int, parent_pid: int) -> None:
     faulthandler.enable()  # a segfault leaves a Python stack in the worker's log
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    threading.Thread(target=watch_parent, args=(parent_pid,), daemon=True).start()
     conn = Connection(fd)
     start = time.perf_counter()
     worker = Worker(conn)
@@ -152,7 +148,7 @@ def main(fd: int, parent_pid: int) -> None:
         try:
             result = worker.handle(message[1])
         except Exception as err:
-            result = {"ok": False, "error": f"{type(err).__name__}: {_short(err)}"}
+            result = {"ok": False, "error": f"{type(err).__name__}: {last_line(err)}"}
         conn.send(("result", result))
 
 

@@ -3,11 +3,11 @@
 program = apply_decisions(space, sketch_index, decisions)   # raises InvalidDecisions, never repairs
 program.mod, program.script(), program.trace
 postprocess(space, sch)                                      # the target's postprocessors on a replayed schedule
-random_decisions(space, sketch_index, rng), random_program(space, rng)
+random_program(space, rng)                                   # random legal decisions: tlm_core.space
 """
 
 from .errors import InvalidDecisions
 from .program import Program, apply_decisions, postprocess
-from .sampling import random_decisions, random_program
+from .sampling import random_program
 
-__all__ = ["InvalidDecisions", "Program", "apply_decisions", "postprocess", "random_decisions", "random_program"]
+__all__ = ["InvalidDecisions", "Program", "apply_decisions", "postprocess", "random_program"]

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from ..space import Decision, Space
-from ..space import random_decisions as sketch_random_decisions
+from ..space import Space, random_decisions
 from ..space.sampling import Rng, as_rng, index_picker
 from .errors import InvalidDecisions
 from .program import Program, apply_decisions
-
-
-def random_decisions(space: Space, sketch_index: int, rng: Rng = None) -> list[Decision]:
-    """A random legal decision vector for `apply_decisions(space, sketch_index, ...)`."""
-    return sketch_random_decisions(space.sketches[sketch_index], rng)
 
 
 def random_program(space: Space, rng: Rng = None, sketch_index: int | None = None, attempts: int = 100) -> Program:
@@ -26,7 +20,7 @@ def random_program(space: Space, rng: Rng = None, sketch_index: int | None = Non
     last: InvalidDecisions | None = None
     for _ in range(attempts):
         index = sketch_index if sketch_index is not None else pick(len(space.sketches))
-        decisions = sketch_random_decisions(space.sketches[index], rng)
+        decisions = random_decisions(space.sketches[index], rng)
         try:
             return apply_decisions(space, index, decisions)
         except InvalidDecisions as err:

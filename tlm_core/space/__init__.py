@@ -9,7 +9,7 @@ replay(sketch, choose)  # the one walk over decision points that everything else
 from .builder import Space, SpaceBuilder
 from .decision import CATEGORICAL, COMPUTE_LOCATION, TILE, Decision, DecisionPoint, decision_to_json
 from .replay import Chooser, Replayed, ReplayError, replay, trace_decisions
-from .sampling import random_decisions
+from .sampling import random_decisions, random_replay
 from .sketch import Sketch
 from .tiling import NO_INNERMOST_LIMIT, perfect_tilings
 
@@ -29,6 +29,7 @@ __all__ = [
     "decision_to_json",
     "perfect_tilings",
     "random_decisions",
+    "random_replay",
     "replay",
     "trace_decisions",
 ]

@@ -11,9 +11,9 @@ from typing import Any
 from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
+from ..errors import first_line
 from ..partition.task import Task
 from ..target import target_to_dict
-from .replay import first_line
 from .sketch import Sketch, sketch_from_schedule
 
 

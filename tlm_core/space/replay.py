@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tvm import tirx
 from tvm.s_tir import SBlockRealize, Schedule, Trace
 
+from ..errors import first_line
 from .decision import CATEGORICAL, COMPUTE_LOCATION, KIND_OF_INSTRUCTION, TILE, Decision, DecisionPoint
 from .tiling import perfect_tilings
 
@@ -202,11 +203,3 @@ def _first_block(stmt: Any) -> str | None:
             stmt = getattr(stmt, "body", None)
     return None
 
-
-def first_line(err: BaseException) -> str:
-    """The gist of a TVM error: its "Error message:" line when it has one (ScheduleError), else its first."""
-    text = str(err)
-    if "Error message:" in text:
-        text = text.split("Error message:", 1)[1]
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[0] if lines else type(err).__name__

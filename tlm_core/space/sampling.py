@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .decision import Decision
-from .replay import replay
+from .replay import Replayed, replay
 from .sketch import Sketch
 
 Rng = random.Random | Any | int | None  # random.Random, numpy.random.Generator, a seed, or None (fresh)
@@ -15,8 +15,13 @@ Rng = random.Random | Any | int | None  # random.Random, numpy.random.Generator,
 
 def random_decisions(sketch: Sketch, rng: Rng = None) -> list[Decision]:
     """A random legal decision vector of a sketch (uniform at each point, given the earlier picks)."""
+    return random_replay(sketch, rng).decisions
+
+
+def random_replay(sketch: Sketch, rng: Rng = None) -> Replayed:
+    """One replay of a sketch with a uniform pick among the legal choices at each point (its points too)."""
     pick = index_picker(rng)
-    return replay(sketch, lambda point: point.choices[pick(len(point.choices))]).decisions
+    return replay(sketch, lambda point: point.choices[pick(len(point.choices))])
 
 
 def as_rng(rng: Rng) -> Any:
