@@ -69,7 +69,7 @@ class Logits(nn.Module):
     """Causal LM: token ids + attention mask -> logits.
 
     The mask is an explicit input: without it, transformers 5 builds the causal mask with cumsum on a bool
-    tensor, which TVM's frontend keeps as bool and LLVM codegen then rejects (TVM-NOTES, Import).
+    tensor, which TVM's frontend keeps as bool and LLVM codegen then rejects (docs/tvm-notes.md, "Importing models").
     """
 
     def __init__(self, model: nn.Module, vocab: int):
