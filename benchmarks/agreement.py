@@ -50,7 +50,7 @@ def agreement(generator, spaces_and_programs: list) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoints", nargs="+", help="default: the shipped assets/tlm-small")
-    p.add_argument("--models", nargs="+", help="default: the held-out models")
+    p.add_argument("--models", nargs="+", help="default: the validation models (tlm_core.dataset.splits)")
     p.add_argument("--work", help="task catalogue cache (default out/evaluation, or out/evaluation-quick)")
     p.add_argument("--quick", action="store_true", help="mobilenetv2-tiny only (CI)")
     p.add_argument("--cpus", nargs="+", help="LLVM CPUs to write for (default: this host's)")
@@ -58,13 +58,13 @@ def main() -> None:
     args = p.parse_args()
 
     from tlm_core.baselines.heuristic import heuristic_program
-    from tlm_core.dataset import HELD_OUT_MODELS, Catalog, variants_for
+    from tlm_core.dataset import VALIDATION_MODELS, Catalog, variants_for
     from tlm_core.generator import Generator
     from tlm_core.model import default_checkpoint
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
-    models = args.models or (["mobilenetv2-tiny"] if args.quick else list(HELD_OUT_MODELS))
+    models = args.models or (["mobilenetv2-tiny"] if args.quick else list(VALIDATION_MODELS))
     work = Path(args.work or ("out/evaluation-quick" if args.quick else "out/evaluation"))
     work.mkdir(parents=True, exist_ok=True)
     catalog = Catalog(work / "catalog.jsonl")

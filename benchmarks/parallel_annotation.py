@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.evaluation import held_out_tasks
     from tlm_core.compile.schedules import top_records
+    from tlm_core.dataset.splits import VALIDATION_MODELS
     from tlm_core.measure import Measurer
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         traces = {task.id: heuristic_program(space).program.trace for _, task, space in tasks}
         values, rounds = [1, 32], 1
     else:
-        tasks = held_out_tasks(work, ["mobilenetv2", "efficientnet-b0", "llama-7b"], args.tasks, 1.0, builder, target)
+        tasks = held_out_tasks(work, list(VALIDATION_MODELS), args.tasks, 1.0, builder, target)
         db = search_database(RECORDS)
         traces = {task.id: recs[0].trace for _, task, _ in tasks if (recs := top_records(db, task, 1))}
         values, rounds = args.values, args.rounds

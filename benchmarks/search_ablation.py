@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", required=True, help="an evaluation's work folder (rows.jsonl, catalog, search-N/)")
     p.add_argument("--trials", type=int, default=512, help="which search budget's records (search-N/)")
     p.add_argument("--tasks", nargs="+", help="task name prefixes (default: every evaluated task)")
-    p.add_argument("--models", nargs="+", default=["mobilenetv2", "efficientnet-b0", "llama-7b"])
+    p.add_argument("--models", nargs="+", help="default: the validation models (tlm_core.dataset.splits)")
     p.add_argument("--per-model", type=int, default=2, help="the evaluation's --tasks")
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--results", default="search_ablation", help="results name")
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.evaluation import held_out_tasks
     from tlm_core.compare.subgraph import match_trace
     from tlm_core.compile.schedules import top_records
+    from tlm_core.dataset.splits import VALIDATION_MODELS
     from tlm_core.measure import Measurer
     from tlm_core.program import InvalidDecisions, apply_decisions
     from tlm_core.records import RecordStore
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work)
     target = host_target()
     builder = SpaceBuilder.for_target(target)
-    tasks = held_out_tasks(work, args.models, args.per_model, 0.3, builder, target)
+    tasks = held_out_tasks(work, args.models or list(VALIDATION_MODELS), args.per_model, 0.3, builder, target)
     rows_in = [json.loads(line) for line in (work / "rows.jsonl").read_text().splitlines() if line]
     db = RecordStore(work / f"search-{args.trials}").tvm_database()
     rows = []

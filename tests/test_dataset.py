@@ -309,3 +309,12 @@ def test_sigterm_stops_a_collection_even_when_the_interrupt_is_swallowed():
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 128 + signal.SIGTERM
     assert time.monotonic() - start < 10
+
+
+def test_the_model_splits_are_declared_once_and_disjoint():
+    from tlm_core.dataset import splits
+
+    assert splits.CORPUS_MODELS == ("resnet50", "bert", "gpt2", "resnet50-tiny", "bert-tiny", "gpt2-tiny")
+    assert splits.VALIDATION_MODELS == ("mobilenetv2", "efficientnet-b0", "llama-7b")
+    assert not set(splits.CORPUS_MODELS) & set(splits.VALIDATION_MODELS)
+    assert not set(splits.TEST_MODELS) & (set(splits.CORPUS_MODELS) | set(splits.VALIDATION_MODELS))

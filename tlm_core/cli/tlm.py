@@ -190,8 +190,8 @@ def _training_options(sp: argparse.ArgumentParser, steps: int) -> None:
 
 
 def register(sub: argparse._SubParsersAction, add) -> None:
+    from tlm_core.dataset.splits import CORPUS_MODELS, TRAIN_MODELS, VALIDATION_MODELS
     from tlm_core.model import PRESETS
-    from tlm_core.train import HELD_OUT_MODELS, TRAIN_MODELS
 
     sp = add(sub, "generate", cmd_generate, "schedules written by the TLM for every task (or one) of a model")
     sp.add_argument("--task", help="task id, id prefix or fused function name (default: every task)")
@@ -217,17 +217,17 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     tsub = train.add_subparsers(dest="train_command", required=True)
     sp = add(tsub, "corpus", cmd_corpus, "sample a pre-training corpus of random legal sentences", model=False)
     sp.add_argument("--out", required=True, help="JSON-lines file to append to")
-    sp.add_argument("--models", nargs="+", default=TRAIN_MODELS)
+    sp.add_argument("--models", nargs="+", default=list(CORPUS_MODELS))
     sp.add_argument("--per-task", type=int, default=48)
     sp.add_argument("--seed", type=int, default=0)
     sp = add(tsub, "teacher", cmd_teacher, "write the heuristic's Top-1 sentence of many tasks (no measuring)",
              model=False)  # fmt: skip
     sp.add_argument("--out", required=True, help="JSON-lines file to append to (resumable)")
     sp.add_argument("--cpu", help="write for this LLVM CPU, not this host's (e.g. znver5, where the data was measured)")
-    sp.add_argument("--models", nargs="+", default=["resnet50", "bert", "gpt2", "zoo"],
+    sp.add_argument("--models", nargs="+", default=[*TRAIN_MODELS, "zoo"],
                     help="variants or families (tlm_core.dataset.variants_for; zoo: the operator zoo)")  # fmt: skip
-    sp.add_argument("--exclude", nargs="+", default=list(HELD_OUT_MODELS),
-                    help="models whose tasks are never written (the held-out evaluation models)")  # fmt: skip
+    sp.add_argument("--exclude", nargs="+", default=list(VALIDATION_MODELS),
+                    help="models whose tasks are never written (the validation split)")  # fmt: skip
     sp.add_argument("--exclude-tasks", nargs="+", metavar="FILE",
                     help="files of task ids (first word of each line) never written, e.g. from "
                     "`python benchmarks/operators.py --task-ids`")  # fmt: skip

@@ -9,11 +9,14 @@ from .catalog import Catalog, CatalogTask
 from .collect import Collector, CollectStats, Searcher, Source, collect_tasks, sample_seed
 from .collection import collect, target_dir_name
 from .export import export_rows, pack, read_rows, stats, unpack, write_rows
-from .variants import HELD_OUT_MODELS, TRAIN_MODELS, TRAIN_VARIANTS, Variant, variants_for
+from .splits import CORPUS_MODELS, TEST_MODELS, TRAIN_MODELS, VALIDATION_MODELS
+from .variants import TRAIN_VARIANTS, Variant, variants_for
 
 __all__ = [
-    "HELD_OUT_MODELS",
+    "CORPUS_MODELS",
+    "TEST_MODELS",
     "TRAIN_MODELS",
+    "VALIDATION_MODELS",
     "TRAIN_VARIANTS",
     "Catalog",
     "CatalogTask",

@@ -12,9 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-TRAIN_MODELS = ("resnet50", "bert", "gpt2")
-HELD_OUT_MODELS = ("mobilenetv2", "efficientnet-b0", "llama-7b")  # evaluation only: never collected by default
-
 
 @dataclass(frozen=True)
 class Variant:

@@ -1,12 +1,13 @@
 """Training the TLM: pre-training on sampled sentences, fine-tuning on the best measured programs.
 
-write_corpus(TRAIN_MODELS, "corpus.jsonl", per_task=48)          # random legal sentences, no measurement
+write_corpus(CORPUS_MODELS, "corpus.jsonl", per_task=48)         # random legal sentences, no measurement
 pretrain(["corpus.jsonl"], "ckpt/", TrainSettings(steps=1500))   # resumable; log.jsonl in the folder
 finetune(measured_examples(["data/cpu-znver5"])[0], "ft/", settings, init_from="ckpt/")
-write_teacher_corpus("teacher.jsonl", ["zoo"], HELD_OUT_MODELS)  # the heuristic's programs, no measurement
+write_teacher_corpus("teacher.jsonl", ["zoo"], VALIDATION_MODELS)  # the heuristic's programs, no measurement
+(the model splits: tlm_core.dataset.splits)
 """
 
-from .corpus import HELD_OUT_MODELS, TRAIN_MODELS, random_sentences, read_corpus, write_corpus
+from .corpus import random_sentences, read_corpus, write_corpus
 from .data import Example, batches, decision_example, lm_example
 from .finetune import finetune
 from .loop import LOG_FILE, TrainSettings, train
@@ -16,9 +17,7 @@ from .rounds import pack_round, run_round
 from .teacher import teacher_examples, write_teacher_corpus
 
 __all__ = [
-    "HELD_OUT_MODELS",
     "LOG_FILE",
-    "TRAIN_MODELS",
     "Example",
     "TrainSettings",
     "batches",

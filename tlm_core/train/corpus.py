@@ -15,10 +15,6 @@ from pathlib import Path
 from ..language import VERSION, LanguageError, Sentence, make_prompt, sentence_of_points
 from ..space import Space, replay
 
-# The paper's training side (the other three models are held out for evaluation).
-TRAIN_MODELS = ["resnet50", "bert", "gpt2", "resnet50-tiny", "bert-tiny", "gpt2-tiny"]
-HELD_OUT_MODELS = ["mobilenetv2", "efficientnet-b0", "llama-7b"]
-
 
 def random_sentences(space: Space, n: int, rng: random.Random) -> Iterator[Sentence]:
     """n sentences of uniformly random legal decisions (sketch uniform too), one replay each.
