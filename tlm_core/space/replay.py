@@ -202,4 +202,3 @@ def _first_block(stmt: Any) -> str | None:
         else:
             stmt = getattr(stmt, "body", None)
     return None
-
