@@ -11,9 +11,10 @@ read_database(path) / database_result(space, db, measurer)              # a user
 from tlm_core.compare.database import DatabaseError, UserDatabase, database_from_files, database_result, read_database
 from tlm_core.compare.diff import DecisionDiff, DiffRow, decision_diff
 from tlm_core.compare.job import Job
+from tlm_core.compare.method import LABELS, METHODS, MethodResult
 from tlm_core.compare.results import Results, node_values, task_table
 from tlm_core.compare.roofline import Ceilings, RooflinePoint, machine_ceilings, roofline_points, task_bytes
-from tlm_core.compare.subgraph import LABELS, METHODS, MethodResult, run_method, side_by_side
+from tlm_core.compare.subgraph import run_method, side_by_side
 
 __all__ = [
     "LABELS",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tvm.s_tir import meta_schedule as ms
 
-from tlm_core.compare.subgraph import LABELS, MethodResult, from_measurement, match_trace, trace_text
+from tlm_core.compare.method import LABELS, MethodResult, from_measurement, match_trace, trace_text
 from tlm_core.compile.schedules import (
     DATABASE_MAX_BYTES,
     DatabaseError,

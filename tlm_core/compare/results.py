@@ -10,7 +10,7 @@ from typing import Any
 
 import networkx as nx
 
-from tlm_core.compare.subgraph import METHODS, MethodResult
+from tlm_core.compare.method import METHODS, MethodResult
 from tlm_core.partition import Task
 
 
