@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import sample_models
-from tlm_core.compile.schedules import DATABASE_MAX_BYTES
+from tlm_core.compile.database import DATABASE_MAX_BYTES
 from tlm_core.frontend import LoadedModel, load_model, load_model_bytes
 from tlm_core.generator import Generator
 from tlm_core.measure import Measurer

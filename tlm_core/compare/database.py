@@ -1,6 +1,6 @@
 """A user's own MetaSchedule JSONDatabase (from their tuning), compared per task with the other methods.
 
-Reading and checking the files is tlm_core.compile.schedules' (save_database checks an upload as plain JSON
+Reading and checking the files is tlm_core.compile.database's (save_database checks an upload as plain JSON
 data first, nothing is unpickled or executed; check_database has TVM load every workload and trace in a helper
 process first and leaves out, with the reason, what fails, hangs or crashes there). Tasks are matched by their
 workload's structural hash (TVM's own `has_workload`); the best record of a task is re-measured here, on this
@@ -17,15 +17,8 @@ from pathlib import Path
 from tvm.s_tir import meta_schedule as ms
 
 from tlm_core.compare.method import LABELS, MethodResult, from_measurement, match_trace, trace_text
-from tlm_core.compile.schedules import (
-    DATABASE_MAX_BYTES,
-    DatabaseError,
-    Schedule,
-    best_in_database,
-    check_database,
-    save_database,
-    scheduled_module,
-)
+from tlm_core.compile.database import DATABASE_MAX_BYTES, DatabaseError, check_database, save_database
+from tlm_core.compile.schedules import Schedule, best_in_database, scheduled_module
 from tlm_core.errors import first_line
 from tlm_core.measure import Measurer
 from tlm_core.partition import Task

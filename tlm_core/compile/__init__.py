@@ -9,23 +9,25 @@ data = bundle_zip(run)                                 # TVMScript, traces, reco
 
 from tlm_core.compile.build import Compiled, compile_model, schedules_database
 from tlm_core.compile.bundle import bundle_zip
+from tlm_core.compile.database import (
+    DATABASE_MAX_BYTES,
+    CheckedDatabase,
+    DatabaseError,
+    check_database,
+    load_database,
+    save_database,
+)
 from tlm_core.compile.pipeline import BackgroundJob, ModelRun, cli_command, compile_and_run, method_label
 from tlm_core.compile.run import RunReport, TorchCompileReport, pytorch_latencies, run_model, torch_compile_run
 from tlm_core.compile.schedules import (
-    DATABASE_MAX_BYTES,
     METHODS,
-    CheckedDatabase,
-    DatabaseError,
     Progress,
     Schedule,
     TLMChoice,
-    check_database,
     database_schedules,
     default_schedules,
     heuristic_schedules,
-    load_database,
     measure_schedules,
-    save_database,
     scheduled_module,
     schedules_for,
     search_schedules,
