@@ -17,7 +17,15 @@ import tvm
 from onnx import TensorProto, helper
 from tvm import relax
 
-from tlm_core.frontend import InputSpec, LoadedModel, ModelLoadError, load_model, load_model_bytes
+from tlm_core.frontend import (
+    DynamicShapeError,
+    InputSpec,
+    LoadedModel,
+    ModelLoadError,
+    load_model,
+    load_model_bytes,
+    parse_input_shapes,
+)
 
 
 class TinyConvNet(torch.nn.Module):
@@ -212,32 +220,94 @@ def test_gpt2_without_attention_mask_compiles_and_matches():
     np.testing.assert_allclose(run_relax(model, ids), model.reference(ids)[0], rtol=1e-4, atol=1e-5)
 
 
-def test_masked_bert_pt2_loads_and_matches(tmp_path):
-    """transformers builds attention masks with aten.__and__.Tensor: a registered overload, so it loads."""
-    from transformers import BertConfig, BertModel
+class MaskedBert(torch.nn.Module):
+    """A tiny BERT called as users call it: ids and an attention mask (transformers builds it with `&`)."""
 
+    def __init__(self) -> None:
+        from transformers import BertConfig, BertModel
+
+        super().__init__()
+        config = BertConfig(
+            vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            max_position_embeddings=32,
+        )  # fmt: skip
+        self.bert = BertModel(config)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+@pytest.fixture(scope="session")
+def bert_files(tmp_path_factory) -> dict[str, Path]:
+    """The masked BERT as users export it: .pt2 (static, dynamic sequence), ONNX from both exporters."""
+    folder = tmp_path_factory.mktemp("bert")
     torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=16,
-    )
-    bert = BertModel(config).eval()
-
-    class Masked(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
+    bert = MaskedBert().eval()
     ids, mask = torch.randint(0, 64, (1, 8)), torch.tensor([[1, 1, 1, 1, 1, 1, 0, 0]])
-    ep = torch.export.export(Masked().eval(), (ids, mask))
-    assert "aten.__and__.Tensor" in {str(n.target) for n in ep.graph.nodes}
-    torch.export.save(ep, tmp_path / "bert.pt2")
-    model = load_model(tmp_path / "bert.pt2")
-    arrays = [ids.numpy(), mask.numpy()]
-    np.testing.assert_allclose(run_relax(model, arrays), model.reference(arrays)[0], rtol=1e-4, atol=1e-5)
+    names = ["input_ids", "attention_mask"]
+    torch.export.save(torch.export.export(bert, (ids, mask)), folder / "bert.pt2")
+    seq = {1: torch.export.Dim("sequence", min=2, max=32)}
+    dyn = torch.export.export(bert, (ids, mask), dynamic_shapes={"input_ids": seq, "attention_mask": seq})
+    torch.export.save(dyn, folder / "bert-dynamic.pt2")
+    torch.onnx.export(bert, (ids, mask), folder / "bert.onnx", dynamo=True, input_names=names, external_data=False)
+    # The TorchScript exporter: a scalar ConstantOfShape for the mask, shape arithmetic on the sequence axis.
+    torch.onnx.export(bert, (ids, mask), folder / "bert-legacy.onnx", dynamo=False, input_names=names, opset_version=17)
+    axes = {n: {0: "batch", 1: "sequence"} for n in names}
+    torch.onnx.export(
+        bert, (ids, mask), folder / "bert-dynamic.onnx", dynamo=False, input_names=names, opset_version=17,
+        dynamic_axes=axes,
+    )  # fmt: skip
+    return {p.name: p for p in folder.iterdir()} | {"model": bert}
+
+
+def _check_bert(model: LoadedModel, bert: torch.nn.Module, seq: int) -> None:
+    assert [(s.name, s.shape) for s in model.inputs] == [("input_ids", (1, seq)), ("attention_mask", (1, seq))]
+    assert model.inputs[0].high == 64  # token ids cover the vocabulary (the embedding's rows)
+    ids = np.random.default_rng(0).integers(0, 64, (1, seq))
+    mask = np.ones((1, seq), dtype=np.int64)
+    mask[0, seq // 2 :] = 0
+    expected = bert(torch.from_numpy(ids), torch.from_numpy(mask)).detach().numpy()
+    np.testing.assert_allclose(model.reference([ids, mask])[0], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run_relax(model, [ids, mask]), expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("stem", ["bert", "bert-legacy"])
+def test_masked_bert_loads_and_matches(bert_files, stem):
+    """aten.__and__.Tensor is a registered overload (.pt2); the legacy ONNX export needs its constants folded."""
+    for path in [p for p in bert_files.values() if isinstance(p, Path) and p.stem == stem]:
+        model = load_model(path)
+        assert model.reference_name == ("onnxruntime" if path.suffix == ".onnx" else "PyTorch eager")
+        _check_bert(model, bert_files["model"], 8)
+
+
+@pytest.mark.parametrize("stem", ["bert-dynamic"])
+def test_dynamic_sequence_takes_the_shape_given(bert_files, stem):
+    for path in [p for p in bert_files.values() if isinstance(p, Path) and p.stem == stem]:
+        with pytest.raises(DynamicShapeError, match=r"input 'input_ids' dimension 1 is dynamic .*--input-shape") as e:
+            load_model(path)
+        assert e.value.suggested["input_ids"] == (1, 128)  # the default offered: batch 1, 128 tokens
+        # The mask shares the sequence symbol: one input's shape is enough.
+        _check_bert(load_model(path, input_shapes={"input_ids": (1, 12)}), bert_files["model"], 12)
+
+
+def test_input_shapes_that_do_not_fit_are_named(bert_files):
+    path = bert_files["bert-dynamic.onnx"]
+    with pytest.raises(ModelLoadError, match=r"names 'ids', which is not an input; inputs: \['input_ids'"):
+        load_model(path, input_shapes={"ids": (1, 8)})
+    with pytest.raises(ModelLoadError, match=r"input 'input_ids' has 2 dimensions .*; given \(1, 8, 1\)"):
+        load_model(path, input_shapes={"input_ids": (1, 8, 1)})
+    with pytest.raises(ModelLoadError, match=r"input 'input_ids' dimension 0 is fixed at 1; given 2"):
+        load_model(bert_files["bert.pt2"], input_shapes={"input_ids": (2, 8)})
+
+
+def test_parse_input_shapes():
+    assert parse_input_shapes(["input_ids=1x128", "pixel_values=1X3x224x224"]) == {
+        "input_ids": (1, 128),
+        "pixel_values": (1, 3, 224, 224),
+    }
+    for bad in ["input_ids", "input_ids=", "input_ids=1x0", "=1x2", "x=1xa"]:
+        with pytest.raises(ValueError, match="NAME=DIMxDIM"):
+            parse_input_shapes([bad])
 
 
 # ---- files that are refused, with a message that names the problem ----
@@ -253,16 +323,20 @@ def test_pytorch_unsupported_operator_is_named(tmp_path):
         load_model(tmp_path / "bessel.pt2")
 
 
-def test_pt2_dynamic_shape_is_refused_naming_the_input(tmp_path):
+def test_pt2_dynamic_shape_asks_for_the_shape_naming_the_input(tmp_path):
     class Double(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x * 2
 
-    dims = {"x": {0: torch.export.Dim("batch")}}
+    dims = {"x": {1: torch.export.Dim("width")}}
     ep = torch.export.export(Double(), (torch.randn(4, 3),), dynamic_shapes=dims)
     torch.export.save(ep, tmp_path / "dyn.pt2")
-    with pytest.raises(ModelLoadError, match=r"input 'x' dimension 0 is dynamic .*static shapes"):
+    with pytest.raises(DynamicShapeError, match=r"input 'x' dimension 1 is dynamic .*--input-shape x=4x128"):
         load_model(tmp_path / "dyn.pt2")
+    model = load_model(tmp_path / "dyn.pt2", input_shapes={"x": (4, 5)})
+    assert model.inputs[0].shape == (4, 5)
+    x = np.ones((4, 5), dtype=np.float32)
+    np.testing.assert_array_equal(run_relax(model, [x]), 2 * x)
 
 
 def test_onnx_unsupported_operator_is_named(tmp_path):
@@ -274,9 +348,11 @@ def test_onnx_unsupported_operator_is_named(tmp_path):
         load_model(tmp_path / "celu.onnx")
 
 
-def test_onnx_dynamic_dimension_is_refused_naming_input_and_dim(tmp_path):
-    with pytest.raises(ModelLoadError, match=r"input 'x' dimension 1 is dynamic \('seq'\)"):
-        load_model(_onnx_relu(tmp_path / "seq.onnx", [1, "seq", 4]))
+def test_onnx_dynamic_dimension_asks_for_the_shape_naming_input_and_dim(tmp_path):
+    path = _onnx_relu(tmp_path / "seq.onnx", [1, "seq", 4])
+    with pytest.raises(DynamicShapeError, match=r"input 'x' dimension 1 is dynamic \('seq'\): give the shape"):
+        load_model(path)
+    assert load_model(path, input_shapes={"x": (1, 6, 4)}).inputs[0].shape == (1, 6, 4)
 
 
 @pytest.mark.parametrize(
@@ -405,6 +481,27 @@ def _sympy_expression(rel, payload):
         first["sizes"][0] = {"as_expr": {"expr_str": expr, "hint": {"as_int": 1}}}
 
     _edit_json(rel, "models/model.json", edit)
+
+
+@pytest.mark.parametrize(
+    ("expr", "ok"),
+    [
+        ("Pow(Symbol('s53', positive=True, integer=True), Integer(2))", True),  # a seq x seq mask
+        ("Mul(Integer(2), Pow(Symbol('s1'), Integer(3)))", True),
+        ("Pow(Integer(10), Integer(100000000))", False),  # sympy would compute it: a hang
+        ("Pow(Symbol('s1'), Symbol('s2'))", False),
+        ("Pow(Pow(Integer(99), Integer(16)), Integer(16))", False),
+        ("Pow(Symbol('s1'), Integer(2)", False),
+    ],
+)
+def test_symbolic_powers_only_with_small_literal_exponents(expr, ok):
+    from tlm_core.frontend.pt2 import _check_sym_expr
+
+    if ok:
+        _check_sym_expr(expr)
+    else:
+        with pytest.raises(ModelLoadError, match="not plain shape arithmetic"):
+            _check_sym_expr(expr)
 
 
 @pytest.mark.parametrize(

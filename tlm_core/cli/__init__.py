@@ -24,6 +24,10 @@ def _add(sub: argparse._SubParsersAction, name: str, fn: Callable, help: str, mo
     if model:
         sp.add_argument("model", help="sample name (see `tlm models`) or a .pt2 / .onnx / TVMScript file")
         sp.add_argument("--target", default="llvm", choices=["llvm", "cuda", "auto"])
+        sp.add_argument(
+            "--input-shape", action="append", default=[], metavar="NAME=DIMS",
+            help="the shape of an input with dynamic dimensions, e.g. input_ids=1x128 (repeat per input)",
+        )
     sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     sp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sp.set_defaults(fn=fn)

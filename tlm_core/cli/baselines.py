@@ -175,13 +175,15 @@ def cmd_compile(args: argparse.Namespace) -> None:
     report = run.report
     text = (
         f"{model.name} with {run.label}: {fmt_secs(report.latency)} end to end "
-        f"(PyTorch eager {fmt_secs(report.pytorch_latency)}), compile {doc['compile_s']:.1f} s, "
-        f"max error {report.max_abs_error} ({'matches' if report.ok else 'DOES NOT match'} PyTorch), "
+        f"({model.reference_name} {fmt_secs(report.pytorch_latency)}), compile {doc['compile_s']:.1f} s, "
+        f"max error {report.max_abs_error} ({'matches' if report.ok else 'DOES NOT match'} {model.reference_name}), "
         f"{run.compiled.scheduled}/{len(part.tasks)} tasks scheduled"
     )
     emit(args, doc, text)
     if not report.ok:
-        raise RuntimeError(f"the compiled model does not match PyTorch (max rel error {report.max_rel_error})")
+        raise RuntimeError(
+            f"the compiled model does not match {model.reference_name} (max rel error {report.max_rel_error})"
+        )
 
 
 BENCHMARKS = ("operators", "models", "peak")

@@ -34,14 +34,14 @@ def emit(args: argparse.Namespace, doc: dict, text: str) -> None:
 
 def load_partition(args: argparse.Namespace):
     """The model named by args.model, partitioned for args.target: (LoadedModel, Partition, Target)."""
-    from tlm_core.frontend import load_model
+    from tlm_core.frontend import load_model, parse_input_shapes
     from tlm_core.partition import partition
     from tlm_core.progress import step
     from tlm_core.target import host_target
 
     target = host_target(args.target)
     with step(f"loading {args.model}", args.quiet):
-        model = load_model(args.model, allow_code=True)
+        model = load_model(args.model, allow_code=True, input_shapes=parse_input_shapes(args.input_shape))
     with step("partitioning", args.quiet):
         part = partition(model, target)
     return model, part, target

@@ -19,19 +19,32 @@ _EXPORT_HINT = (
 )
 
 
-def load_model(source: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, allow_code: bool = False) -> LoadedModel:
+Shapes = dict[str, tuple[int, ...]]
+
+
+def load_model(
+    source: str | Path,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    allow_code: bool = False,
+    input_shapes: Shapes | None = None,
+) -> LoadedModel:
     """A sample name, a .pt2 archive, an ONNX file, or a TVMScript file (only with allow_code=True).
 
     TVMScript is Python: loading it runs it, so only callers that trust the file (CLI, Python) pass
-    allow_code=True; the GUI never does. Raises ModelLoadError with a one-line reason.
+    allow_code=True; the GUI never does. input_shapes gives symbolic (dynamic) input dimensions their
+    sizes, e.g. {"input_ids": (1, 128)}; without it a dynamic dimension raises DynamicShapeError with a
+    suggestion. Raises ModelLoadError with a one-line reason.
     """
     if isinstance(source, str) and _is_sample_name(source):
         return _load_sample(source)
     path = Path(source)
-    return _load_file(path, path.name, max_bytes, allow_code)
+    return _load_file(path, path.name, max_bytes, allow_code, input_shapes)
 
 
-def load_model_bytes(data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedModel:
+def load_model_bytes(
+    data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX_BYTES, input_shapes: Shapes | None = None
+) -> LoadedModel:
     """An uploaded file's bytes (.pt2 or .onnx). Never runs code: TVMScript uploads are refused."""
     name = Path(filename.replace("\\", "/")).name or "upload"
     if len(data) > max_bytes:
@@ -42,7 +55,7 @@ def load_model_bytes(data: bytes, filename: str, *, max_bytes: int = DEFAULT_MAX
     with tempfile.TemporaryDirectory(prefix="tlm-upload-") as tmp:
         path = Path(tmp) / f"model{suffix}"
         path.write_bytes(data)
-        return _load_file(path, name, max_bytes, allow_code=False)
+        return _load_file(path, name, max_bytes, False, input_shapes)
 
 
 def _is_sample_name(source: str) -> bool:
@@ -65,7 +78,7 @@ def _load_sample(name: str) -> LoadedModel:
     return sample_models.load(name)
 
 
-def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool) -> LoadedModel:
+def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool, input_shapes: Shapes | None) -> LoadedModel:
     if not path.exists():
         raise ModelLoadError(f"{path}: no such file")
     if not path.is_file():
@@ -81,11 +94,11 @@ def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool) -> Loade
     if suffix == ".pt2":
         from tlm_core.frontend.pt2 import load_pt2
 
-        return load_pt2(path, name, max_bytes)
+        return load_pt2(path, name, max_bytes, input_shapes)
     if suffix == ".onnx":
         from tlm_core.frontend.onnx_file import load_onnx
 
-        return load_onnx(path, name, max_bytes)
+        return load_onnx(path, name, max_bytes, input_shapes)
     from tlm_core.frontend.tvmscript_file import load_tvmscript
 
     return load_tvmscript(path, name)

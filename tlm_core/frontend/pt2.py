@@ -52,9 +52,10 @@ from torch._export.serde.serialize import (
 )
 from torch._export.serde.union import _Union
 
-from tlm_core.frontend.model import LoadedModel, ModelLoadError
+from tlm_core.errors import first_line
+from tlm_core.frontend.model import DynamicShapeError, LoadedModel, ModelLoadError
 from tlm_core.frontend.pt2_archive import Pt2Archive, open_pt2
-from tlm_core.frontend.torch_program import import_exported
+from tlm_core.frontend.torch_program import import_exported, static_program
 
 _OP_TARGET = re.compile(r"torch\.ops\.(aten|prims)\.(\w+)\.(\w+)")
 _HIGHER_ORDER_TARGET = re.compile(r"torch\.ops\.higher_order\.[a-z]\w*")
@@ -66,8 +67,9 @@ _PURE_TARGETS |= {"torch._sym_sqrt"}
 
 # torch 2.13 writes sympy's srepr, e.g. "Mul(Integer(2), Symbol('s77', positive=True, integer=True))".
 # Allowed: these names (sympy classes, the torch.utils._sympy functions the deserializer provides, assumption
-# keywords), symbol names, quoted symbol names, integers and operators. Powers and left shifts are left out:
-# sympy evaluates them eagerly, so a huge exponent would hang the loader.
+# keywords), symbol names, quoted symbol names, integers and operators. sympy evaluates powers eagerly, so a
+# huge exponent would hang the loader: Pow only with a small literal exponent (s0**2 from attention's
+# seq x seq masks); left shifts not at all.
 _SYM_NAMES = set("Symbol Integer Rational Float Add Mul Max Min Eq Ne Lt Le Gt Ge And Or Not Mod Abs".split())
 _SYM_NAMES |= set("floor ceiling oo True False Piecewise".split())
 _SYM_NAMES |= set(
@@ -81,12 +83,17 @@ _SYMBOL = re.compile(r"[a-z]+\d+")  # s0, s77, u3, ...
 _KEPT_METADATA = ("stack_trace", "nn_module_stack")  # plain strings; the rest may name Python objects
 
 
-def load_pt2(path: Path, name: str, max_bytes: int) -> LoadedModel:
+def load_pt2(
+    path: Path, name: str, max_bytes: int, input_shapes: dict[str, tuple[int, ...]] | None = None
+) -> LoadedModel:
     try:
         archive = open_pt2(str(path), max_bytes)
         with archive.zf:
             ep, notes = exported_program(archive)
+        ep = static_program(ep, name, input_shapes or {}, notes)
         model = import_exported(ep, name, "pt2")
+    except DynamicShapeError:
+        raise  # names the file already, and carries the suggested shapes
     except ModelLoadError as err:
         raise ModelLoadError(f"{name}: {err}") from err
     model.notes.extend(notes)
@@ -108,7 +115,7 @@ def exported_program(archive: Pt2Archive) -> tuple[torch.export.ExportedProgram,
     try:
         ep = ExportedProgramDeserializer().deserialize(program, state_dict, constants, example_inputs)
     except Exception as err:
-        raise ModelLoadError(f"cannot deserialise the exported program: {_first_line(err)}") from err
+        raise ModelLoadError(f"cannot deserialise the exported program: {first_line(err)}") from err
     return ep, sorted(set(notes))
 
 
@@ -116,7 +123,7 @@ def _read_json(archive: Pt2Archive, member: str, cls: type) -> Any:
     try:
         return _dict_to_dataclass(cls, json.loads(archive.read(member).decode("utf-8")))
     except Exception as err:  # bad UTF-8, bad JSON, or JSON that does not fit the schema
-        raise ModelLoadError(f".pt2 member {member!r} is not valid: {_first_line(err)}") from err
+        raise ModelLoadError(f".pt2 member {member!r} is not valid: {first_line(err)}") from err
 
 
 def _check_program(program: schema.ExportedProgram) -> None:
@@ -163,16 +170,42 @@ def _is_operator(target: str) -> bool:
 
 
 def _check_sym_expr(expr: str) -> None:
-    pos, safe = 0, len(expr) <= 2000 and "**" not in expr  # "**": no powers (see _SYM_NAMES)
+    pos, safe = 0, len(expr) <= 2000 and "**" not in expr  # "**": powers only as Pow(base, small integer)
+    tokens = []
     for m in _SYM_TOKEN.finditer(expr):
         word = m.group()
         is_name = word[0].isalpha() or word[0] == "_"
-        if m.start() != pos or (is_name and word not in _SYM_NAMES and not _SYMBOL.fullmatch(word)):
+        if m.start() != pos or (is_name and word not in _SYM_NAMES | {"Pow"} and not _SYMBOL.fullmatch(word)):
             safe = False
             break
         pos = m.end()
-    if not safe or pos != len(expr):
+        if not word.isspace():
+            tokens.append(word)
+    if not safe or pos != len(expr) or not _small_powers(tokens):
         raise ModelLoadError(f"symbolic shape expression {expr[:80]!r} is refused: not plain shape arithmetic")
+
+
+def _small_powers(tokens: list[str]) -> bool:
+    """Every Pow(...) call's last argument is Integer(n) with n <= 16, no Pow nests in another (a tower of
+    powers is a huge number too), and the parentheses balance."""
+    frames: list[tuple[bool, int]] = []  # per open parenthesis: (opens a Pow call, where its last argument starts)
+    for i, word in enumerate(tokens):
+        if word == "(":
+            is_pow = i > 0 and tokens[i - 1] == "Pow"
+            if is_pow and any(p for p, _ in frames):
+                return False
+            frames.append((is_pow, i + 1))
+        elif word == "," and frames:
+            frames[-1] = (frames[-1][0], i + 1)
+        elif word == ")":
+            if not frames:
+                return False
+            is_pow, start = frames.pop()
+            exponent = tokens[start:i]
+            small = len(exponent) == 4 and exponent[:2] == ["Integer", "("] and exponent[3] == ")"
+            if is_pow and not (small and exponent[2].isdigit() and int(exponent[2]) <= 16):
+                return False
+    return not frames
 
 
 def _tensors(archive: Pt2Archive, folder: str, config: schema.PayloadConfig, notes: list[str]) -> dict:
@@ -199,7 +232,7 @@ def _tensors(archive: Pt2Archive, folder: str, config: schema.PayloadConfig, not
             stride = deserialize_stride(tm.strides)
             tensor = torch.as_strided(flat, size, stride, deserialize_storage_offset(tm.storage_offset))
         except Exception as err:  # sizes that do not fit the bytes, symbolic sizes, unknown dtypes
-            raise ModelLoadError(f"tensor {fqn!r} in the .pt2 archive is invalid: {_first_line(err)}") from err
+            raise ModelLoadError(f"tensor {fqn!r} in the .pt2 archive is invalid: {first_line(err)}") from err
         if tm.device.type != "cpu":
             notes.append(f"tensors saved on {tm.device.type} were loaded on the CPU")
         out[fqn] = torch.nn.Parameter(tensor, requires_grad=tm.requires_grad) if meta.is_param else tensor
@@ -231,10 +264,5 @@ def _sample_inputs(archive: Pt2Archive) -> Any:
 def _unpickler_reason(err: BaseException) -> str:
     # torch's message starts with advice to retry with weights_only=False: show only the reason.
     found = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n\n|$)", str(err), re.S)
-    reason = found.group(1).strip() if found else _first_line(err)
+    reason = found.group(1).strip() if found else first_line(err)
     return reason.split(" Please use")[0][:300]  # drop the advice on how to allowlist it
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:300] if text else type(err).__name__

@@ -10,11 +10,13 @@ import torch.fx
 from tvm import relax
 from tvm.relax.frontend.torch import from_exported_program
 
-from tlm_core.frontend.model import InputSpec, LoadedModel, ModelLoadError
+from tlm_core.errors import last_line
+from tlm_core.frontend.model import InputSpec, LoadedModel, ModelLoadError, int_highs, resolve_shapes
 
 
-def _input_specs(ep: torch.export.ExportedProgram, int_high: dict[str, int] | None) -> list[InputSpec]:
-    specs = []
+def _user_inputs(ep: torch.export.ExportedProgram) -> list[tuple[str, str, list[int | str]]]:
+    """(name, dtype, dims) of the program's tensor inputs; a symbolic dim is named by its symbol (s0, ...)."""
+    found = []
     user_inputs = set(ep.graph_signature.user_inputs)
     for node in ep.graph.nodes:
         if node.op != "placeholder" or node.name not in user_inputs:
@@ -22,15 +24,28 @@ def _input_specs(ep: torch.export.ExportedProgram, int_high: dict[str, int] | No
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise ModelLoadError(f"input {node.name!r} is not a tensor ({type(val).__name__}): not supported")
-        shape = []
-        for i, d in enumerate(val.shape):
-            if not isinstance(d, int):
-                raise ModelLoadError(f"input {node.name!r} dimension {i} is dynamic ({d}): export with static shapes")
-            shape.append(d)
-        dtype = str(val.dtype).removeprefix("torch.")
-        high = (int_high or {}).get(node.name, 2)
-        specs.append(InputSpec(node.name, tuple(shape), dtype, 0, high))
-    return specs
+        dims = [d if isinstance(d, int) else str(d) for d in val.shape]
+        found.append((node.name, str(val.dtype).removeprefix("torch."), dims))
+    return found
+
+
+def static_program(
+    ep: torch.export.ExportedProgram, name: str, given: dict[str, tuple[int, ...]], notes: list[str]
+) -> torch.export.ExportedProgram:
+    """The program at static shapes: symbolic dims (torch.export.Dim) take the shapes given (or a batch of 1).
+
+    The exported graph is traced again with example inputs of those shapes, so every shape is a number."""
+    found = _user_inputs(ep)
+    if not given and all(isinstance(d, int) for _, _, dims in found for d in dims):
+        return ep
+    shapes = resolve_shapes(name, found, given, notes)
+    examples = tuple(
+        torch.zeros(shape, dtype=getattr(torch, dtype)) for (_, dtype, _), shape in zip(found, shapes, strict=True)
+    )
+    try:
+        return torch.export.export(ep.module(), examples)
+    except Exception as err:
+        raise ModelLoadError(f"cannot specialise the program to the shapes {shapes}: {last_line(err)}") from err
 
 
 def _cumsum(node: torch.fx.Node, importer) -> relax.Var:
@@ -61,7 +76,11 @@ def import_exported(
 
     int_high: exclusive upper bound of the values of integer inputs (token ids < vocabulary size).
     """
-    inputs = _input_specs(ep, int_high)
+    found = _user_inputs(ep)
+    for input_name, _, dims in found:
+        for i, d in enumerate(dims):
+            if isinstance(d, str):
+                raise ModelLoadError(f"input {input_name!r} dimension {i} is dynamic ({d}): export with static shapes")
     try:
         mod = from_exported_program(
             ep,
@@ -70,8 +89,9 @@ def import_exported(
             custom_convert_map=CUSTOM_CONVERTERS,
         )
     except Exception as err:  # the frontend raises many kinds; name the operator when it tells us
-        msg = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
-        raise ModelLoadError(f"TVM's PyTorch frontend cannot import this model: {msg}") from err
+        raise ModelLoadError(f"TVM's PyTorch frontend cannot import this model: {last_line(err)}") from err
+    highs = {**int_highs(mod), **(int_high or {})}
+    inputs = [InputSpec(n, tuple(dims), dtype, 0, highs.get(n, 2)) for n, dtype, dims in found]
     module = ep.module()
     return LoadedModel(name, source, mod, inputs, reference=numpy_call(module), torch_module=module)
 

@@ -25,6 +25,7 @@ from tvm.script import relax as R
 from tvm.script import tirx as T
 from tvm.tirx import PrimFunc
 
+from tlm_core.errors import summary
 from tlm_core.frontend.model import InputSpec, LoadedModel, ModelLoadError
 
 _counter = itertools.count()
@@ -71,8 +72,7 @@ def _run(path: Path, name: str) -> dict[str, Any]:
     try:
         exec(code, module.__dict__)  # noqa: S102 -- trusted files only (allow_code=True)
     except Exception as err:
-        first = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
-        raise ModelLoadError(f"{name}: running the TVMScript file failed: {type(err).__name__}: {first}") from err
+        raise ModelLoadError(f"{name}: running the TVMScript file failed: {summary(err)}") from err
     finally:
         del sys.modules[module.__name__]
     return module.__dict__
