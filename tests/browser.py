@@ -24,9 +24,13 @@ SHOTS = ROOT / os.environ.get("TLM_SCREENSHOTS", "out/screenshots")
 SAMPLE = "bert-tiny"  # branches (attention) make a telling graph; its matmul spaces build fast
 SLOW = 480_000  # ms: the first space in a fresh server pays TVM's start-up (minutes on a busy 2-core box)
 
+# conftest's pytest_terminal_summary prints the reason once: say how to enable the browser tests
 if not CHROMIUM.exists():
-    pytest.skip("Debian's Chromium is not at /usr/bin/chromium (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+    reason = f"Chromium not found at {CHROMIUM}; `apt-get install -y chromium` enables them"
+    pytest.skip(reason, allow_module_level=True)
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed; `make venv` (the [test] extra) enables them"
+)
 expect = sync_api.expect
 
 

@@ -90,6 +90,19 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: 0 if item.path.name.startswith("test_browser") else 1)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Browser tests skipped (no Chromium, no playwright): one line that says why and how to enable them, not only an
+    `s` per module."""
+    reports = terminalreporter.stats.get("skipped", [])
+    skipped = [r for r in reports if r.nodeid.split("/")[-1].startswith("test_browser")]
+    if skipped:
+        longrepr = skipped[0].longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        files = len({r.nodeid.split("::")[0] for r in skipped})
+        terminalreporter.write_line(f"browser tests skipped ({files} files): {reason}", yellow=True)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """A failed browser test leaves a full-page screenshot, out/screenshots/failed-<test>.png, to see why."""
