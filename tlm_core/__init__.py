@@ -1,5 +1,9 @@
-"""TLM Studio core: model -> fused subgraphs -> schedule space -> decisions -> measured kernels.
+"""TLM Studio core: model -> fused subgraphs -> schedule space -> decisions -> measured kernels -> compiled model.
 
+One subpackage a step: frontend -> partition -> space -> language -> generator -> program -> measure -> compile.
+
+Beside the pipeline: model (the TLM itself), records (every measurement), baselines (default, heuristic, search),
+dataset and train (the TLM's data and training), compare (methods side by side), viz (figures), cli (`tlm`).
 This package never imports streamlit; the app and the CLI only wire its calls together.
 """
 

@@ -1,5 +1,7 @@
 """`tlm`: the command line over tlm_core. Every command prints a table, or one JSON document with --json.
 
+Above the pipeline: each command runs some of its steps (inspect, space, generate, measure, compile, compare ...).
+
 Errors are one line on stderr and a non-zero exit; progress goes to stderr. Each module in COMMANDS adds
 its subcommands through `register(sub, add)`.
 """

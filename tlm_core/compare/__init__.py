@@ -1,5 +1,7 @@
 """Compare the methods on one subgraph and on a whole model: TLM, search, heuristic, default, a user's database.
 
+Beside the pipeline: each method through program -> measure (steps 6-7), its results side by side.
+
 result = run_method("heuristic", space, measurer)        # one measured, checked row (subgraph.py)
 results = Results(); results.add(result)                 # kept per (task, method) for tables and overlays
 side_by_side(space, results.of_task(task.id), measurer)  # their programs measured again together (fair)

@@ -1,5 +1,7 @@
 """Whole-model compilation: every task's schedule from a method -> one Relax executable -> run and check.
 
+Pipeline step 8 of 8, the last: the model the user runs, every task scheduled (tlm compile, the Run page).
+
 run = compile_and_run(model, part, target, "heuristic")   # what `tlm compile` and the Run page do, in one call
 schedules = schedules_for("tlm", part, target, space_of, generator=gen)   # or one step at a time:
 compiled = compile_model(part, schedules, target)      # applies them to the fused module, tvm.compile

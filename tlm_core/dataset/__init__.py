@@ -1,5 +1,7 @@
 """Data for the TLM: measured random programs per task, resumable collection, export for training.
 
+Beside the pipeline: space -> program -> measure over many tasks, and the model splits; tlm_core.train reads it.
+
 directory, stats = collect(["resnet50", "bert"], "data/collect", per_task=128)   # local or --rpc
 rows = export_rows(directory)            # one row per distinct program: task, sketch, decisions, latency
 pack(directory, "data/cpu-znver5")      # compressed copy for the repository

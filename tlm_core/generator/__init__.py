@@ -1,4 +1,7 @@
-"""Constrained decoding: the TLM fills in a task's decisions under a legality mask (see generator.py)."""
+"""Constrained decoding: the TLM fills in a task's decisions under a legality mask (see generator.py).
+
+Pipeline step 5 of 8, after tlm_core.language: tlm_core.program turns its decisions into a program next.
+"""
 
 from .beam import PathOracle, beam_search
 from .decode import Policy, decode_one

@@ -1,5 +1,7 @@
 """The tensor language: a task's schedule space as a sentence of tokens, and decisions back from one.
 
+Pipeline step 4 of 8, after tlm_core.space: the vocabulary the TLM (tlm_core.model) reads and the generator writes.
+
 prompt = make_prompt(space)                    # hardware, operator, number of sketches
 sentence = encode(space, sketch_index, decisions)
 sketch_index, decisions = decode(sentence.tokens)

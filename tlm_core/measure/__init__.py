@@ -1,4 +1,7 @@
-"""Measurement: build scheduled programs, run them in isolated workers, check them, time them."""
+"""Measurement: build scheduled programs, run them in isolated workers, check them, time them.
+
+Pipeline step 7 of 8, after tlm_core.program: tlm_core.compile builds the whole model from the chosen programs.
+"""
 
 from tlm_core.measure.measurer import Measurer
 from tlm_core.measure.result import MeasureResult

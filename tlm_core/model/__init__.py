@@ -1,5 +1,7 @@
 """The TLM: transformers' GPT2LMHeadModel over the tensor language, trained from scratch.
 
+Beside the pipeline: the network tlm_core.generator decodes with (step 5); tlm_core.train trains it.
+
 model = new_model(preset("small"))        # or load_checkpoint("assets/tlm-small")
 save_checkpoint(model, dir)               # safetensors + config + tokenizer, from_pretrained-loadable
 """

@@ -1,4 +1,7 @@
-"""Partition a model into fused subgraphs, their call graph, and the unique tuning tasks."""
+"""Partition a model into fused subgraphs, their call graph, and the unique tuning tasks.
+
+Pipeline step 2 of 8, after tlm_core.frontend: tlm_core.space builds each task's schedule space next.
+"""
 
 from __future__ import annotations
 

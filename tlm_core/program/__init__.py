@@ -1,5 +1,7 @@
 """Decisions -> program: a decision vector applied to a sketch, postprocessed, ready to build.
 
+Pipeline step 6 of 8, after tlm_core.generator (or a baseline): tlm_core.measure builds and times it next.
+
 program = apply_decisions(space, sketch_index, decisions)   # raises InvalidDecisions, never repairs
 program.mod, program.script(), program.trace
 postprocess(space, sch)                                      # the target's postprocessors on a replayed schedule

@@ -1,5 +1,7 @@
 """Space Builder: per task, MetaSchedule's sketches and each sketch's decision points with their legal choices.
 
+Pipeline step 3 of 8, after tlm_core.partition: tlm_core.language writes a space as a sentence next.
+
 space = SpaceBuilder.for_target(host_target()).build(task)
 for sketch in space.sketches:
     for point in sketch.points: point.kind, point.choices, point.sampled

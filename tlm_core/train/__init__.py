@@ -1,5 +1,7 @@
 """Training the TLM: pre-training on sampled sentences, fine-tuning on the best measured programs.
 
+Beside the pipeline: tlm_core.dataset's data in, the checkpoint tlm_core.generator decodes with (step 5) out.
+
 write_corpus(CORPUS_MODELS, "corpus.jsonl", per_task=48)         # random legal sentences, no measurement
 pretrain(["corpus.jsonl"], "ckpt/", TrainSettings(steps=1500))   # resumable; log.jsonl in the folder
 finetune(measured_examples(["data/cpu-znver5"])[0], "ft/", settings, init_from="ckpt/")
