@@ -29,7 +29,8 @@ def load_model(
     allow_code: bool = False,
     input_shapes: Shapes | None = None,
 ) -> LoadedModel:
-    """A sample name, a .pt2 archive, an ONNX file, or a TVMScript file (only with allow_code=True).
+    """A sample name, a .pt2 archive, an ONNX file, a transformers checkpoint folder (config.json +
+    safetensors), or a TVMScript file (only with allow_code=True).
 
     TVMScript is Python: loading it runs it, so only callers that trust the file (CLI, Python) pass
     allow_code=True; the GUI never does. input_shapes gives symbolic (dynamic) input dimensions their
@@ -60,7 +61,7 @@ def load_model_bytes(
 
 def _is_sample_name(source: str) -> bool:
     # A bare word (no folder) that is not a file and has no file-type suffix is a sample name.
-    if not source or "/" in source or "\\" in source or Path(source).is_file():
+    if not source or "/" in source or "\\" in source or Path(source).exists():
         return False
     return Path(source).suffix.lower() not in MODEL_SUFFIXES + CODE_SUFFIXES + _PICKLE_SUFFIXES
 
@@ -81,6 +82,12 @@ def _load_sample(name: str) -> LoadedModel:
 def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool, input_shapes: Shapes | None) -> LoadedModel:
     if not path.exists():
         raise ModelLoadError(f"{path}: no such file")
+    from tlm_core.frontend.checkpoint_folder import is_checkpoint_folder, load_checkpoint_folder
+
+    if is_checkpoint_folder(path):
+        return load_checkpoint_folder(path, name, max_bytes, input_shapes)
+    if path.is_dir():
+        raise ModelLoadError(f"{path}: a folder without config.json; give a transformers checkpoint folder or a file")
     if not path.is_file():
         raise ModelLoadError(f"{path}: not a regular file")
     suffix = path.suffix.lower()
