@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", default="out/evaluation-probe", help="folder of the task catalogue")
     args = p.parse_args(argv)
 
-    from benchmarks.evaluation import held_out_tasks
+    from benchmarks.tasks import held_out_tasks
     from tlm_core.compile.schedules import top_records
     from tlm_core.dataset.splits import VALIDATION_MODELS
     from tlm_core.measure import Measurer

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--results", default="search_ablation", help="results name")
     args = p.parse_args(argv)
-    from benchmarks.evaluation import held_out_tasks
+    from benchmarks.tasks import held_out_tasks
     from tlm_core.compare.method import match_trace
     from tlm_core.compile.schedules import top_records
     from tlm_core.dataset.splits import VALIDATION_MODELS

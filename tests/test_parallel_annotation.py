@@ -11,7 +11,7 @@ from benchmarks import parallel_annotation
 
 @pytest.mark.slow
 def test_parallel_annotation_quick(tmp_path, monkeypatch, space_builder):
-    from benchmarks.evaluation import held_out_tasks
+    from benchmarks.tasks import held_out_tasks
     from tlm_core.baselines.heuristic import heuristic_program
     from tlm_core.program import apply_decisions
     from tlm_core.target import host_target
