@@ -6,11 +6,13 @@ Session keys: "sample" (chosen sample name), "upload" ((label, model, partition)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 import sample_models
 from tlm_core.compile.database import DATABASE_MAX_BYTES
-from tlm_core.frontend import LoadedModel, load_model, load_model_bytes
+from tlm_core.frontend import LoadedModel, ModelLoadError, load_model, load_model_bytes
 from tlm_core.generator import Generator
 from tlm_core.measure import Measurer
 from tlm_core.model import default_checkpoint
@@ -32,10 +34,24 @@ def upload_limit_bytes() -> int:
     return int(st.get_option("server.maxUploadSize")) * 1024**2
 
 
-def open_upload(data: bytes, filename: str) -> tuple[LoadedModel, Partition]:
-    """Load an uploaded .pt2/.onnx (never runs its code); raises ModelLoadError with a one-line reason."""
-    model = load_model_bytes(data, filename, max_bytes=upload_limit_bytes())
+def open_upload(data: bytes, filename: str, input_shapes: dict | None = None) -> tuple[LoadedModel, Partition]:
+    """Load an uploaded .pt2/.onnx (never runs its code); raises ModelLoadError with a one-line reason
+    (DynamicShapeError, with suggested shapes, when an input has symbolic dimensions and none were given)."""
+    model = load_model_bytes(data, filename, max_bytes=upload_limit_bytes(), input_shapes=input_shapes)
     return model, partition(model, host_target())
+
+
+def open_folder(path: str, input_shapes: dict | None = None) -> tuple[LoadedModel, Partition]:
+    """A transformers checkpoint folder on this machine (config.json + safetensors; no code is run)."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ModelLoadError(f"{path}: not a folder on this machine")
+    model = load_model(folder, max_bytes=upload_limit_bytes(), input_shapes=input_shapes)
+    return model, partition(model, host_target())
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -26,10 +26,10 @@ def test_model_page_summarises_the_default_sample(app):
 
 
 def test_search_filters_the_subgraph_table(app):
-    app.text_input[0].set_value("max_pool").run()
+    app.text_input(key="w_search").set_value("max_pool").run()
     rows = app.dataframe(key="table").value
     assert len(rows) >= 1 and all("pool" in name for name in rows["subgraph"])
-    app.text_input[0].set_value("").run()
+    app.text_input(key="w_search").set_value("").run()
 
 
 def test_picking_a_subgraph_makes_it_current(app):
@@ -79,6 +79,41 @@ def test_upload_of_a_real_onnx_model_and_its_space(tiny_onnx):
     assert not at.exception, at.exception
     assert int(metrics(at)["Decision points"]) > 0
     assert any("tiny_mlp.onnx" in md.value for md in at.markdown)
+
+
+def test_upload_with_a_dynamic_dimension_asks_for_its_shape(tmp_path):
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    at = start()
+    at.file_uploader[0].set_value(("seq.onnx", data, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    assert any("dimension 1 is dynamic ('seq')" in i.value for i in at.info), [i.value for i in at.info]
+    field = at.text_input(key="w_shape_x")
+    assert field.value == "1x128x4"  # the suggested shape
+    field.set_value("1x6x4")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["source"] == "upload"
+    assert any("x [1, 6, 4] float32" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def test_checkpoint_folder_opens_from_its_path(tmp_path):
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(tmp_path / "my-bert")
+    at = start()
+    at.text_input(key="w_folder").set_value(str(tmp_path / "my-bert")).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["source"] == "upload"
+    assert any("input_ids [1, 128] int64" in c.value for c in at.caption)
 
 
 @pytest.fixture(scope="module")

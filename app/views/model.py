@@ -5,7 +5,7 @@ import streamlit as st
 
 import sample_models
 from tlm_core.compare import node_values
-from tlm_core.frontend import ModelLoadError
+from tlm_core.frontend import DynamicShapeError, ModelLoadError, parse_input_shapes
 from tlm_core.partition import KINDS
 from tlm_core.viz.graph import graph_figure
 from tlm_core.viz.summary import model_summary, subgraph_rows
@@ -24,20 +24,49 @@ ss.setdefault("w_sample", ss.get("sample", sample_models.DEFAULT))
 left.selectbox("Sample model", list(sample_models.SAMPLES), key="w_sample", on_change=_pick_sample)
 limit = st.get_option("server.maxUploadSize")
 file = right.file_uploader(f"… or open a .pt2 / .onnx file (up to {limit} MiB; its code is never run)")
-if file is not None and ss.get("upload_id") != file.file_id:
-    ss.upload_id, ss.upload_error = file.file_id, None
-    with st.status(f"Loading and partitioning {file.name} ...") as status:
+folder = right.text_input(
+    "… or a transformers checkpoint folder on this machine (config.json + safetensors)", key="w_folder"
+)
+
+
+def _open(name: str, opener, shapes: dict | None = None) -> None:
+    """Load with `opener(shapes)`; on symbolic input dimensions keep the opener and ask for the shapes."""
+    ss.upload_error, ss.pending = None, None
+    with st.status(f"Loading and partitioning {name} ...") as status:
         try:
-            ss.upload = (file.name, *state.open_upload(file.getvalue(), file.name))
-            ss.source = "upload"
-            status.update(label=f"{file.name}: loaded", state="complete")
+            ss.upload, ss.source = (name, *opener(shapes)), "upload"
+            status.update(label=f"{name}: loaded", state="complete")
+        except DynamicShapeError as err:
+            ss.pending = (name, opener, err.suggested, str(err))
+            status.update(label=f"{name}: give the shapes of its dynamic inputs", state="error")
         except ModelLoadError as err:
             ss.upload_error = str(err)
-            status.update(label=f"{file.name}: not loaded", state="error")
+            status.update(label=f"{name}: not loaded", state="error")
         except Exception as err:  # anything else the importers raise: report it, keep the app up
-            ss.upload_error = f"{file.name}: could not be imported ({type(err).__name__}: {err})"
-            status.update(label=f"{file.name}: not loaded", state="error")
-if file is not None and ss.get("upload_error"):
+            ss.upload_error = f"{name}: could not be imported ({type(err).__name__}: {err})"
+            status.update(label=f"{name}: not loaded", state="error")
+
+
+if file is not None and ss.get("upload_id") != file.file_id:
+    ss.upload_id, data = file.file_id, file.getvalue()
+    _open(file.name, lambda shapes: state.open_upload(data, file.name, shapes))
+if folder and ss.get("folder_path") != folder:
+    ss.folder_path = folder
+    _open(folder, lambda shapes: state.open_folder(folder, shapes))
+if ss.get("pending"):
+    name, opener, suggested, message = ss.pending
+    st.info(message)
+    with st.form("shapes"):
+        texts = {n: st.text_input(f"{n} shape", state.shape_text(s), key=f"w_shape_{n}") for n, s in suggested.items()}
+        if st.form_submit_button(f"Open {name} with these shapes"):
+            try:
+                shapes = parse_input_shapes([f"{n}={t}" for n, t in texts.items()])
+            except ValueError as err:
+                st.error(str(err))
+            else:
+                _open(name, opener, shapes)
+                st.rerun()
+if (file is not None or folder) and ss.get("upload_error"):
     st.error(ss.upload_error)
 if ss.get("source") == "upload" and "upload" in ss:
     st.button(f"Back to the sample {ss.w_sample}", on_click=_pick_sample)
@@ -83,7 +112,7 @@ with info_col:
     with st.expander("What is fusion? (this subgraph)"):
         st.markdown(fusion_text(g, current))
     f1, f2 = st.columns(2)
-    query = f1.text_input("Search subgraphs", placeholder="name, operator or task id")
+    query = f1.text_input("Search subgraphs", placeholder="name, operator or task id", key="w_search")
     kinds = f2.multiselect("Kinds", [k for k in KINDS if any(d["kind"] == k for _, d in g.nodes(data=True))])
     rows = subgraph_rows(g, query, kinds)
     ss.table_nodes = [r["node"] for r in rows]
