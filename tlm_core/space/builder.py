@@ -19,6 +19,7 @@ from ..target import target_to_dict
 from .decision import KIND_OF_INSTRUCTION, Decision, DecisionPoint
 from .replay import replay
 from .sketch import Sketch
+from .startup import import_tensor_intrinsics
 
 
 @dataclass
@@ -55,8 +56,8 @@ class Space:
 class SpaceBuilder:
     """Builds spaces for one target. Create it once per (process, target): see `for_target`.
 
-    The first design space in a process costs ~20 s (TVM imports its tensor intrinsics when the first
-    TuneContext is made); later tasks take milliseconds plus the replay that enumerates compute locations.
+    The first builder in a process imports TVM's tensor intrinsics (what the first TuneContext would), a few
+    seconds (see startup.py); each task then takes milliseconds plus the replay that enumerates compute locations.
     """
 
     _cache: dict[str, SpaceBuilder] = {}
@@ -66,6 +67,7 @@ class SpaceBuilder:
         """rules: MetaSchedule's rule set name ("llvm", "cuda", "cuda-tensorcore", ...); default: the
         target's kind. seed: TVM's sampling seed, so a task's sketches (and their sampled decisions) are
         the same on every build."""
+        import_tensor_intrinsics()
         self.target = target
         self.rules = rules or _rules_for(target)
         self.seed = seed
