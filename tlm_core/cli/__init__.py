@@ -20,9 +20,26 @@ EXIT_ERROR = 2
 COMMANDS = ["core", "tlm", "dataset", "baselines", "compare"]  # modules of tlm_core.cli, in listing order
 
 
-def _add(sub: argparse._SubParsersAction, name: str, fn: Callable, help: str, model: bool = True):
-    """A subcommand with the options every command shares."""
-    sp = sub.add_parser(name, help=help, description=help)
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, but the epilog of `with_example` keeps its lines (a command line is not re-wrapped)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(EXAMPLE):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+EXAMPLE = "example:"
+
+
+def with_example(command: str) -> dict:
+    """add_parser's keywords for a --help that ends with one example command line."""
+    return {"epilog": f"{EXAMPLE}\n  {command}", "formatter_class": HelpFormatter}
+
+
+def _add(sub: argparse._SubParsersAction, name: str, fn: Callable, help: str, model: bool = True, example: str = ""):
+    """A subcommand with the options every command shares; `example`: the command line its --help ends with."""
+    sp = sub.add_parser(name, help=help, description=help, **(with_example(example) if example else {}))
     if model:
         sp.add_argument("model", help="sample name (see `tlm models`) or a .pt2 / .onnx / TVMScript file")
         sp.add_argument("--target", default="llvm", choices=["llvm", "cuda", "auto"])
@@ -37,7 +54,11 @@ def _add(sub: argparse._SubParsersAction, name: str, fn: Callable, help: str, mo
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tlm", description="Tensor Language Model compiler for deep-learning kernels")
+    p = argparse.ArgumentParser(
+        prog="tlm",
+        description="Tensor Language Model compiler for deep-learning kernels",
+        **with_example("tlm inspect bert-tiny   # then `tlm COMMAND --help`: each command's options and example"),
+    )
     sub = p.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(f"tlm_core.cli.{name}").register(sub, _add)

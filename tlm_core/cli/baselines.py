@@ -204,13 +204,15 @@ def cmd_bench(args: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction, add) -> None:
-    sp = add(sub, "heuristic", cmd_heuristic, "Roller-style rule-based schedules per task (Top-1, or measured Top-k)")
+    sp = add(sub, "heuristic", cmd_heuristic, "Roller-style rule-based schedules per task (Top-1, or measured Top-k)",
+             example="tlm heuristic bert-tiny --top 10")  # fmt: skip
     sp.add_argument("--top", type=int, default=1, help="also measure the k best by the heuristic's own model")
     sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
     sp.add_argument("--records", help="append the measured programs to this RecordStore directory")
     sp.add_argument("--timeout", type=float, default=30.0)
 
-    sp = add(sub, "tune", cmd_tune, "Ansor-style evolutionary search (MetaSchedule implementation) with a budget")
+    sp = add(sub, "tune", cmd_tune, "Ansor-style evolutionary search (MetaSchedule implementation) with a budget",
+             example="tlm tune bert-tiny --trials 64 --records out/search")  # fmt: skip
     sp.add_argument("--trials", type=int, default=64, help="trial budget for the whole model")
     sp.add_argument("--per-iter", type=int, default=16, help="programs measured per search iteration")
     sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
@@ -218,7 +220,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--timeout", type=float, default=30.0)
 
-    sp = add(sub, "compile", cmd_compile, "compile the whole model with a method; run, check and time it vs PyTorch")
+    sp = add(sub, "compile", cmd_compile, "compile the whole model with a method; run, check and time it vs PyTorch",
+             example="tlm compile bert-tiny --method tlm --candidates 10")  # fmt: skip
     sp.add_argument("--method", default="heuristic", help="default | heuristic | tlm | search | a JSONDatabase path")
     sp.add_argument(
         "--candidates",
@@ -239,6 +242,7 @@ def register(sub: argparse._SubParsersAction, add) -> None:
         cmd_bench,
         "run a benchmark: operators, models or peak (tables in benchmarks/results)",
         model=False,
+        example="tlm bench operators --quick",
     )
     sp.add_argument("name", choices=BENCHMARKS)
     sp.add_argument("--quick", action="store_true", help="the CI smoke-test size")

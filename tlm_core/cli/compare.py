@@ -100,7 +100,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction, add) -> None:
-    sp = add(sub, "compare", cmd_compare, "every method on every task (or one), measured here (and again together)")
+    sp = add(sub, "compare", cmd_compare, "every method on every task (or one), measured here (and again together)",
+             example="tlm compare tests/data/matmul_relu.py --trials 64 --candidates 10 --side-by-side 3")  # fmt: skip
     sp.add_argument("--task", help="one task (id, id prefix or name); default: all")
     sp.add_argument("--db", help="a MetaSchedule JSONDatabase directory of your own to compare against")
     sp.add_argument("--trials", type=int, default=0, help="Ansor-style search trials per task (0: no search)")

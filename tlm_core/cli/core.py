@@ -154,14 +154,17 @@ def cmd_measure(args: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction, add) -> None:
-    add(sub, "models", cmd_models, "list the sample models", model=False)
-    sp = add(sub, "inspect", cmd_inspect, "subgraphs, tasks, weights, FLOPs and space sizes of a model")
+    add(sub, "models", cmd_models, "list the sample models", model=False, example="tlm models")
+    sp = add(sub, "inspect", cmd_inspect, "subgraphs, tasks, weights, FLOPs and space sizes of a model",
+             example="tlm inspect bert-tiny")  # fmt: skip
     sp.add_argument("--no-space", action="store_true", help="skip building design spaces (faster)")
-    sp = add(sub, "space", cmd_space, "a task's design space: sketches, decision points, legal choices, size")
+    sp = add(sub, "space", cmd_space, "a task's design space: sketches, decision points, legal choices, size",
+             example="tlm space tests/data/matmul_relu.py --choices")  # fmt: skip
     sp.add_argument("--task", help="task id, id prefix or fused function name (default: every task)")
     sp.add_argument("--choices", action="store_true", help="list every legal choice of every decision")
     sp.add_argument("--script", action="store_true", help="print the task's unscheduled TVMScript")
-    sp = add(sub, "measure", cmd_measure, "build and time K random legal schedules of a task")
+    sp = add(sub, "measure", cmd_measure, "build and time K random legal schedules of a task",
+             example="tlm measure tests/data/matmul_relu.py --task main --random 8 --records out/records")  # fmt: skip
     sp.add_argument("--task", required=True, help="task id, id prefix or fused function name")
     sp.add_argument("--random", type=int, default=8, metavar="K", help="number of random programs (default 8)")
     sp.add_argument("--seed", type=int, default=0)

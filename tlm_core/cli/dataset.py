@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tlm_core.cli import with_example
 from tlm_core.cli.common import emit, table
 
 DEFAULT_OUT = "data/collect"  # the live collection (not committed); `tlm dataset pack` makes the repo copy
@@ -133,10 +134,11 @@ def cmd_pack(args: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction, add) -> None:
-    parent = sub.add_parser("dataset", help="collect, inspect and export measured programs (TLM training data)")
+    parent = sub.add_parser("dataset", help="collect, inspect and export measured programs (TLM training data)",
+                            **with_example("tlm dataset collect --models bert-tiny --per-task 16"))  # fmt: skip
     dsub = parent.add_subparsers(dest="dataset_command", required=True)
     sp = add(dsub, "collect", cmd_collect, "sample and measure programs for every task of the training models",
-             model=False)  # fmt: skip
+             model=False, example="tlm dataset collect --models bert-tiny --per-task 16")  # fmt: skip
     sp.add_argument("--models", nargs="*", help="families (resnet50 bert gpt2), variants or samples (default: "
                     "the training variants of resnet50, bert and gpt2)")  # fmt: skip
     sp.add_argument("--per-task", type=int, default=128, metavar="N", help="distinct programs per task (128)")
@@ -154,13 +156,15 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--heuristic-top", type=int, default=0, metavar="K",
                     help="after the random stages, measure the Roller-style heuristic's K best candidates per task; "
                     "its 4 fastest, measured again, are strong targets too (0: none)")  # fmt: skip
-    sp = add(dsub, "stats", cmd_stats, "counts of a collection (live or packed)", model=False)
+    sp = add(dsub, "stats", cmd_stats, "counts of a collection (live or packed)", model=False,
+             example="tlm dataset stats data/cpu-znver5")  # fmt: skip
     sp.add_argument("directory", help="a target directory (e.g. data/collect/cpu-znver5) or a collection root")
     sp = add(dsub, "export", cmd_export, "one row per distinct program: task, sketch, decisions, latency",
-             model=False)  # fmt: skip
+             model=False, example="tlm dataset export data/cpu-znver5 --output dataset.jsonl.gz")  # fmt: skip
     sp.add_argument("directory", help="a target directory of a collection (live or packed)")
     sp.add_argument("--output", default="dataset.jsonl.gz", help="JSON lines (.gz: compressed)")
-    sp = add(dsub, "pack", cmd_pack, "compressed copy of a collection for the repository", model=False)
+    sp = add(dsub, "pack", cmd_pack, "compressed copy of a collection for the repository", model=False,
+             example="tlm dataset pack data/collect/cpu-znver5 data/cpu-znver5")  # fmt: skip
     sp.add_argument("directory", help="the live target directory, e.g. data/collect/cpu-znver5")
     sp.add_argument("dest", help="where to write it, e.g. data/cpu-znver5")
     sp.add_argument("--no-export", action="store_true", help="records only, without dataset.jsonl.gz")

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from tlm_core.cli import with_example
 from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table, task_row
 
 
@@ -193,7 +194,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     from tlm_core.dataset.splits import CORPUS_MODELS, TRAIN_MODELS, VALIDATION_MODELS
     from tlm_core.model import PRESETS
 
-    sp = add(sub, "generate", cmd_generate, "schedules written by the TLM for every task (or one) of a model")
+    sp = add(sub, "generate", cmd_generate, "schedules written by the TLM for every task (or one) of a model",
+             example="tlm generate bert-tiny --candidates 4 --measure")  # fmt: skip
     sp.add_argument("--task", help="task id, id prefix or fused function name (default: every task)")
     sp.add_argument("--candidates", type=int, default=1, metavar="K", help="distinct candidates per task")
     sp.add_argument("--temperature", type=float, default=0.0, help="0: greedy (K=1) or beam search; >0: sampling")
@@ -213,15 +215,17 @@ def register(sub: argparse._SubParsersAction, add) -> None:
         "under torchrun, e.g. `torchrun --standalone --nproc_per_node 2 .venv/bin/tlm train pretrain "
         "corpus.jsonl --out ckpt/`: each process takes --batch-size sentences per step, rank 0 writes the "
         "checkpoint and the log.",
+        **with_example("tlm train pretrain corpus.jsonl --out ckpt/ --steps 1500"),
     )
     tsub = train.add_subparsers(dest="train_command", required=True)
-    sp = add(tsub, "corpus", cmd_corpus, "sample a pre-training corpus of random legal sentences", model=False)
+    sp = add(tsub, "corpus", cmd_corpus, "sample a pre-training corpus of random legal sentences", model=False,
+             example="tlm train corpus --out corpus.jsonl --models bert-tiny gpt2-tiny --per-task 8")  # fmt: skip
     sp.add_argument("--out", required=True, help="JSON-lines file to append to")
     sp.add_argument("--models", nargs="+", default=list(CORPUS_MODELS))
     sp.add_argument("--per-task", type=int, default=48)
     sp.add_argument("--seed", type=int, default=0)
     sp = add(tsub, "teacher", cmd_teacher, "write the heuristic's Top-1 sentence of many tasks (no measuring)",
-             model=False)  # fmt: skip
+             model=False, example="tlm train teacher --out teacher.jsonl --models zoo --cpu znver5")  # fmt: skip
     sp.add_argument("--out", required=True, help="JSON-lines file to append to (resumable)")
     sp.add_argument("--cpu", help="write for this LLVM CPU, not this host's (e.g. znver5, where the data was measured)")
     sp.add_argument("--models", nargs="+", default=[*TRAIN_MODELS, "zoo"],
@@ -231,12 +235,14 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--exclude-tasks", nargs="+", metavar="FILE",
                     help="files of task ids (first word of each line) never written, e.g. from "
                     "`python benchmarks/operators.py --task-ids`")  # fmt: skip
-    sp = add(tsub, "pretrain", cmd_pretrain, "causal-LM pre-training on corpus files (resumable)", model=False)
+    sp = add(tsub, "pretrain", cmd_pretrain, "causal-LM pre-training on corpus files (resumable)", model=False,
+             example="tlm train pretrain corpus.jsonl --out ckpt/ --steps 1500 --max-minutes 60")  # fmt: skip
     sp.add_argument("corpus", nargs="+", help="JSON-lines corpus files from `tlm train corpus`")
     sp.add_argument("--preset", default="small", choices=list(PRESETS))
     _training_options(sp, steps=1500)
     sp = add(tsub, "finetune", cmd_finetune, "fine-tune on the best measured programs (loss on decisions)",
-             model=False)  # fmt: skip
+             model=False, example="tlm train finetune data/cpu-znver5 --init ckpt/ --out ft/ "
+             "--teacher teacher.jsonl")  # fmt: skip
     sp.add_argument("data", nargs="+", help="measured data directories: a collection (packed or live, e.g. "
                     "data/cpu-znver5) and round directories (data/cpu-znver5-rounds/round1)")  # fmt: skip
     sp.add_argument("--init", help="checkpoint to start from (e.g. the pre-trained one)")
@@ -252,7 +258,8 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     help="teacher sentences of tasks of at most 2^20 FLOPs (run on one core) K times")  # fmt: skip
     _training_options(sp, steps=300)
     sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
-             model=False)  # fmt: skip
+             model=False, example="tlm train round data/cpu-znver5 --checkpoint assets/tlm-small "
+             "--work out/round1 --out data/cpu-znver5-rounds/round1")  # fmt: skip
     sp.add_argument("data", nargs="+", help="the measured data so far (collection first, then earlier rounds)")
     sp.add_argument("--checkpoint", required=True, help="the model that writes the candidates")
     sp.add_argument("--work", required=True, help="live round folder (resumed when it exists)")
