@@ -21,7 +21,8 @@ def test_heuristic_top1_and_top_k(capsys, space_builder, tmp_path):
     doc = run_json(capsys, "heuristic", OPERATOR, "--top", "3", "--records", str(tmp_path / "r"))
     (task,) = doc["tasks"]
     assert TASK_KEYS <= set(task) and task["method"] == "heuristic" and task["trials"] == 0
-    assert task["ok"] and task["latency_s"] < task["default_latency_s"]
+    # both measured and checked (which is faster: benchmarks/speed_claims.py)
+    assert task["ok"] and task["latency_s"] > 0 and task["default_latency_s"] > 0
     # 3 candidates measured, the 3 again (tlm_core.measure.screen): every measurement is a record
     assert task["top_k"]["k"] == 3 and task["top_k"]["trials"] == 6 and task["top_k"]["latency_s"] > 0
     assert len(RecordStore(tmp_path / "r")) == 1 + 6

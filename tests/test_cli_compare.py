@@ -21,12 +21,11 @@ def test_compare_an_operator_with_a_users_database(capsys, space_builder, tmp_pa
         assert TASK_KEYS <= set(r) and r["ok"] and r["latency_s"] > 0, r
         assert r["roof_gflops"] > 0 and r["intensity"] > 0
     assert rows["tlm-best-of-k"]["trials"] == 4 + 3 and rows["tlm"]["trials"] == 0  # 4 candidates, 3 again
-    assert rows["heuristic"]["latency_s"] < rows["default"]["latency_s"]
     assert rows["database"]["recorded_latency_s"] > 0
-    assert rows["database"]["decisions"] == rows["heuristic"]["decisions"]
-    # every program measured again beside the others: the database's is the heuristic's, so within noise
+    assert rows["database"]["decisions"] == rows["heuristic"]["decisions"]  # the database's is the heuristic's
+    # every program measured again beside the others (how close the two copies' figures are, and how the heuristic
+    # compares with the default: benchmarks/speed_claims.py)
     assert all(r["side_by_side_s"] > 0 for r in rows.values())
-    assert 0.5 < rows["database"]["side_by_side_s"] / rows["heuristic"]["side_by_side_s"] < 2
     assert doc["database"]["covered"] == [rows["default"]["id"]]
     assert doc["kernel_time_s"]["default"] == rows["default"]["latency_s"]  # one task, called once
     assert doc["roofline"]["peak_gflops"] > 0 and doc["roofline"]["bandwidth_gbs"] > 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import numpy as np
@@ -88,11 +87,9 @@ def test_tiny_sample_matches_pytorch(name: str) -> None:
     assert_matches_pytorch(model)
 
 
-def test_default_opens_fast() -> None:
-    sample_models.load(sample_models.DEFAULT)  # the first export in a process pays torch.export's warm-up
-    start = time.perf_counter()
+def test_default_opens_with_its_operators() -> None:
+    # how long a second import takes in a process: benchmarks/speed_claims.py
     model = sample_models.load(sample_models.DEFAULT)
-    assert time.perf_counter() - start < 5.0
     text = model.mod.script()
     for op in ("R.nn.conv2d", "R.nn.batch_norm", "R.nn.relu", "R.add", "R.nn.max_pool2d", "R.mean", "R.matmul"):
         assert op in text, op  # the global average pool is imported as a mean

@@ -4,7 +4,6 @@ import itertools
 import json
 import math
 import sys
-import time
 
 import pytest
 
@@ -197,12 +196,11 @@ def test_tvm_samples_are_always_among_the_choices(space_builder):
             assert builder.build(task(name)).sketches
 
 
-def test_builder_is_cached_fast_and_deterministic(space_builder):
+def test_builder_is_cached_and_deterministic(space_builder):
+    # one builder per target and process (how fast a later build is: benchmarks/speed_claims.py)
     assert SpaceBuilder.for_target(space_builder.target) is space_builder
-    start = time.perf_counter()
     a = space_builder.build(task("matmul_relu_64"))
     b = space_builder.build(task("matmul_relu_64"))
-    assert time.perf_counter() - start < 2.0
     assert [s.sampled_decisions for s in a.sketches] == [s.sampled_decisions for s in b.sketches]
 
 
