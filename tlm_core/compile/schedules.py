@@ -278,13 +278,9 @@ def schedules_for(
 
 def scheduled_module(task: Task, schedule: Schedule):
     """The task's module with the schedule's trace applied (the untuned module when it has none)."""
-    from tvm.s_tir import Schedule as TirSchedule
+    from tlm_core.program import traced_module
 
-    if schedule.trace is None:
-        return task.mod
-    sch = TirSchedule(task.mod)
-    schedule.trace.apply_to_schedule(sch, remove_postproc=False)
-    return sch.mod
+    return task.mod if schedule.trace is None else traced_module(task.mod, schedule.trace)
 
 
 def measure_schedules(

@@ -24,7 +24,7 @@ from .traces import program_key, trace_json
 def best_of_search(top: int = 4) -> Searcher:
     """A searcher for collect: search the task alone for `trials`, re-measure its `top` best programs, and return
     those whose re-measurement passed (trace, result)."""
-    from tlm_core.compile.schedules import Schedule, scheduled_module
+    from tlm_core.program import traced_module
 
     def searcher(
         task: Task, space: Space, measurer: MeasurerLike, trials: int, known: set[str]
@@ -36,7 +36,7 @@ def best_of_search(top: int = 4) -> Searcher:
             search([task], measurer.target, trials, measurer, store=store)  # type: ignore[arg-type]
             db = store.tvm_database()
             traces = [r.trace for r in db.get_top_k(db.commit_workload(task.mod), top)]
-        mods = [scheduled_module(task, Schedule(task.id, "search", t)) for t in traces]
+        mods = [traced_module(task.mod, t) for t in traces]
         results = measurer.measure(task, mods) if mods else []
         return [(t, r) for t, r in zip(traces, results, strict=True) if r.ok]
 

@@ -9,7 +9,7 @@ random_program(space, rng)                                   # random legal deci
 """
 
 from .errors import InvalidDecisions
-from .program import Program, apply_decisions, postprocess
+from .program import Program, apply_decisions, postprocess, traced_module
 from .sampling import random_program
 
-__all__ = ["InvalidDecisions", "Program", "apply_decisions", "postprocess", "random_program"]
+__all__ = ["InvalidDecisions", "Program", "apply_decisions", "postprocess", "random_program", "traced_module"]

@@ -81,3 +81,11 @@ def postprocess(space: Space, sch: Schedule) -> None:
             raise InvalidDecisions(None, f"postprocessor {name} failed on the program: {err}") from err
         if not ok:
             raise InvalidDecisions(None, f"postprocessor {name} rejected the program")
+
+
+def traced_module(mod: tvm.IRModule, trace: Trace) -> tvm.IRModule:
+    """An unscheduled module with a whole trace applied, postprocessing included (a search's or a database's
+    record, a Schedule's trace): no decision is checked, TVM replays the trace as recorded."""
+    sch = Schedule(mod)
+    trace.apply_to_schedule(sch, remove_postproc=False)
+    return sch.mod
