@@ -140,14 +140,13 @@ def _json_lines(data: bytes, name: str, max_bytes: int | None) -> list[tuple[int
     except UnicodeDecodeError as err:
         raise DatabaseError(f"{name} is not UTF-8 text (byte {err.start})") from err
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as err:
-                raise DatabaseError(f"{name} line {n} is not JSON: {err.msg}") from err
-            except RecursionError as err:  # Python's parser stops here; TVM's own would overflow its stack
-                raise DatabaseError(f"{name} line {n} nests too deeply to be a database line") from err
+    for n, line in database_check.numbered_lines(text):
+        try:
+            rows.append((n, json.loads(line)))
+        except json.JSONDecodeError as err:
+            raise DatabaseError(f"{name} line {n} is not JSON: {err.msg}") from err
+        except RecursionError as err:  # Python's parser stops here; TVM's own would overflow its stack
+            raise DatabaseError(f"{name} line {n} nests too deeply to be a database line") from err
     return rows
 
 

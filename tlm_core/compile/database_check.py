@@ -46,10 +46,15 @@ class Verdict:
     reason: str = ""  # one line (not ok)
 
 
+def numbered_lines(text: str) -> list[tuple[int, str]]:
+    """(line number from 1, line) of each non-blank line: the numbering every message about a file uses, here
+    and in the checks before (compile.database)."""
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
 def json_rows(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed row) of each non-blank line of a JSON-lines file."""
-    text = path.read_text(encoding="utf-8")
-    return [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    return [(n, json.loads(line)) for n, line in numbered_lines(path.read_text(encoding="utf-8"))]
 
 
 def replay_records(
