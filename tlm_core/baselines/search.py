@@ -130,16 +130,9 @@ class _Bridge:
 
 
 def _block_names(stmt) -> set[str]:
-    from tvm.s_tir import SBlockRealize
-    from tvm.tirx import SeqStmt
+    from tlm_core.baselines.heuristic.analysis import block_realizes
 
-    if stmt is None:
-        return set()
-    if isinstance(stmt, SBlockRealize):
-        return {stmt.block.name_hint} | _block_names(stmt.block.body)
-    if isinstance(stmt, SeqStmt):
-        return set().union(*(_block_names(s) for s in stmt.seq))
-    return set().union(*(_block_names(getattr(stmt, a, None)) for a in ("body", "then_case", "else_case")))
+    return {r.block.name_hint for r in block_realizes(stmt)}
 
 
 def _builder(bridge: _Bridge) -> ms.builder.Builder:

@@ -56,27 +56,27 @@ def block_info(workload: Any, block: str) -> BlockInfo | None:
 
 def _find_realize(stmt: Any, block: str) -> SBlockRealize | None:
     """The realize of the block named `block` under `stmt`."""
-    return next((r for r in _realizes(stmt) if r.block.name_hint == block), None)
+    return next((r for r in block_realizes(stmt) if r.block.name_hint == block), None)
 
 
-def _realizes(stmt: Any) -> Iterator[SBlockRealize]:
+def block_realizes(stmt: Any) -> Iterator[SBlockRealize]:
     """Every block realize under `stmt`, in program order (a plain walk: TIR has no Python visitor here)."""
     if stmt is None:
         return
     if isinstance(stmt, SBlockRealize):
         yield stmt
-        yield from _realizes(stmt.block.body)
+        yield from block_realizes(stmt.block.body)
     elif isinstance(stmt, tirx.SeqStmt):
         for s in stmt.seq:
-            yield from _realizes(s)
+            yield from block_realizes(s)
     else:
         for attr in ("body", "then_case", "else_case"):
-            yield from _realizes(getattr(stmt, attr, None))
+            yield from block_realizes(getattr(stmt, attr, None))
 
 
 def readers(workload: Any, block: str) -> int:
     """How many blocks of the unscheduled workload read what `block` writes."""
-    realizes = list(_realizes(workload["main"].body))
+    realizes = list(block_realizes(workload["main"].body))
     written = {_buffer(r) for b in realizes if b.block.name_hint == block for r in b.block.writes}
     return sum(any(_buffer(r) in written for r in b.block.reads) for b in realizes)
 
