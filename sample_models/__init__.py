@@ -1,15 +1,15 @@
 """The paper's six workloads (and a tiny variant of each) as ready-to-open sample models.
 
-`SAMPLES` lists them by name, `load(name)` builds one with seeded weights, exports it with torch.export and
-imports it into Relax, and `DEFAULT` is the small sample the GUI opens first. Importing this package is cheap:
-torch, TVM and transformers are imported only when a sample is built or loaded.
+`SAMPLES` lists them by name and `DEFAULT` is the small sample the GUI opens first. A spec only describes
+and builds its model (seeded torch module, example inputs); tlm_core finds this catalog through the entry
+point "tlm_core.samples" in pyproject.toml, and exports and imports a sample itself
+(tlm_core.frontend.samples); `load(name)` calls that. Importing this package is cheap: torch, TVM and
+transformers are imported only when a sample is built or loaded.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 # Opens in about a second and shows the interesting subgraphs: conv+BN+ReLU, residual add, pooling, dense.
 DEFAULT = "resnet50-tiny"
+
+
+def _call(target: str, **kwargs: Any) -> Any:
+    module, func = target.split(":")
+    return getattr(importlib.import_module(f"sample_models.{module}"), func)(**kwargs)
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,24 @@ class SampleSpec:
     tiny: bool  # a small variant for tests and demos, not one of the paper's workloads
     builder: str  # "module:function" in sample_models, called with tiny=...
     notes: tuple[str, ...] = ()
+    reference: bool = True  # False: the built model stands in for one that cannot run here (no reference)
+    repeats: str = ""  # "module:function" giving call_repeats, where the built graph stands for a bigger one
+    variants: str = ""  # "module:function" building the architecture at other shapes (training data)
 
     def build(self, **overrides: Any) -> tuple[Any, tuple[Any, ...]]:
         """(torch.nn.Module in eval mode, example inputs), with the same seeded weights every time."""
-        module, func = self.builder.split(":")
-        return getattr(importlib.import_module(f"sample_models.{module}"), func)(tiny=self.tiny, **overrides)
+        return _call(self.builder, tiny=self.tiny, **overrides)
+
+    def call_repeats(self) -> dict[int, int] | None:
+        """How many times each call of the built graph runs in the real model (None: each runs once)."""
+        return _call(self.repeats) if self.repeats else None
+
+    def build_variant(self, batch: int = 1, size: int | None = None, layers: int = 2) -> tuple[Any, tuple[Any, ...]]:
+        """The architecture at batch x size (image side or sequence length; None: the sample's own), with
+        `layers` layers where it repeats identical ones (transformers), seeded like the sample."""
+        if not self.variants:
+            raise ValueError(f"no shape variants for {self.name!r}")
+        return _call(self.variants, batch=batch, size=size, layers=layers)
 
 
 _CNN = (
@@ -53,7 +71,8 @@ _LLAMA = (
 _IMAGE, _TINY_IMAGE = "1×3×224×224", "1×3×32×32"
 
 _SPECS = [
-    SampleSpec("resnet50", "resnet", "ResNet-50: bottleneck blocks [3, 4, 6, 3]", _IMAGE, False, "resnet:build", _CNN),
+    SampleSpec("resnet50", "resnet", "ResNet-50: bottleneck blocks [3, 4, 6, 3]", _IMAGE, False, "resnet:build", _CNN,
+               variants="variants:resnet50"),
     SampleSpec("resnet50-tiny", "resnet", "Tiny ResNet: 4 bottleneck blocks, 8-256 channels", _TINY_IMAGE, True,
                "resnet:build", _CNN),
     SampleSpec("mobilenetv2", "mobilenet", "MobileNetV2 (width 1.0): 17 inverted residuals, ReLU6", _IMAGE, False,
@@ -65,15 +84,16 @@ _SPECS = [
     SampleSpec("efficientnet-b0-tiny", "efficientnet", "Tiny EfficientNet: 4 MBConv blocks, 8-72 channels",
                _TINY_IMAGE, True, "efficientnet:build", _CNN),
     SampleSpec("bert", "bert", "BERT-base encoder: 12 layers, hidden 768, last hidden state", "1×128 tokens",
-               False, "transformers_models:bert", _HF),
+               False, "transformers_models:bert", _HF, variants="variants:bert"),
     SampleSpec("bert-tiny", "bert", "Tiny BERT: 2 layers, hidden 128, vocabulary 1000", "1×32 tokens", True,
                "transformers_models:bert", _HF),
     SampleSpec("gpt2", "gpt2", "GPT-2 small: 12 layers, hidden 768, LM head", "1×128 tokens", False,
-               "transformers_models:gpt2", _CAUSAL),
+               "transformers_models:gpt2", _CAUSAL, variants="variants:gpt2"),
     SampleSpec("gpt2-tiny", "gpt2", "Tiny GPT-2: 2 layers, hidden 128, vocabulary 1000", "1×32 tokens", True,
                "transformers_models:gpt2", _CAUSAL),
     SampleSpec("llama-7b", "llama", "LLaMA-7B: 32 layers, hidden 4096, FFN 11008, 32 heads, vocabulary 32000",
-               "1×128 tokens", False, "transformers_models:llama", _LLAMA),
+               "1×128 tokens", False, "transformers_models:llama", _LLAMA, reference=False,
+               repeats="llama_layers:decoder_layer_repeats"),
     SampleSpec("llama-tiny", "llama", "Tiny LLaMA: 2 layers, hidden 64, vocabulary 1000", "1×16 tokens", True,
                "transformers_models:llama", _CAUSAL),
 ]  # fmt: skip
@@ -91,22 +111,7 @@ def load(name: str) -> LoadedModel:
 
 
 def load_spec(spec: SampleSpec, **overrides: Any) -> LoadedModel:
-    """`load` for a spec, with builder overrides (llama: layers=N)."""
-    import torch
+    """`load` for a spec, with builder overrides (llama: layers=N): tlm_core.frontend.samples.export_sample."""
+    from tlm_core.frontend.samples import export_sample
 
-    from tlm_core.frontend.torch_program import import_exported
-
-    module, example = spec.build(**overrides)
-    ranges: dict[str, tuple[int, int]] = getattr(module, "input_ranges", {})  # [low, high) of integer inputs
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)  # torch-internal
-        ep = torch.export.export(module, example)
-        model = import_exported(ep, spec.name, "sample", int_high={k: hi for k, (_, hi) in ranges.items()})
-    model.inputs = [dataclasses.replace(s, low=ranges[s.name][0]) if s.name in ranges else s for s in model.inputs]
-    model.notes = [spec.description, *spec.notes, *model.notes]
-    if spec.name == "llama-7b" and not overrides:
-        from sample_models.llama_layers import decoder_layer_repeats
-
-        model.reference = None  # a 2-layer stand-in; dropping it also frees PyTorch's copy of the weights
-        model.call_repeats = decoder_layer_repeats()
-    return model
+    return export_sample(spec, **overrides)

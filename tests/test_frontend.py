@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import sys
-import types
 import zipfile
 from pathlib import Path
 
@@ -183,14 +181,41 @@ def test_tvmscript_with_several_primfuncs_names_them(tmp_path):
         load_model(Path(__file__).parent / "workloads.py", allow_code=True)
 
 
-def test_sample_names_dispatch_to_sample_models(monkeypatch):
-    fake = types.ModuleType("sample_models")
-    fake.SAMPLES = {"tiny-b": object(), "tiny-a": object()}
-    fake.load = lambda name: LoadedModel(name, "sample", tvm.IRModule(), [])
-    monkeypatch.setitem(sys.modules, "sample_models", fake)
-    assert load_model("tiny-a").name == "tiny-a"
+def test_sample_names_dispatch_to_the_registered_samples(monkeypatch):
+    """The loader finds samples through the registry (entry points "tlm_core.samples" or register_samples)."""
+    from tlm_core.frontend import samples
+
+    built = []
+
+    class Spec:
+        description, shape, tiny, notes = "a fake sample", "1x4", True, ("seeded",)
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def build(self, **overrides):
+            built.append(self.name)
+            return torch.nn.ReLU(), (torch.ones(1, 4),)
+
+    monkeypatch.setattr(samples, "_registry", samples.Registry(group=None))  # no entry points: only these two
+    with pytest.raises(ModelLoadError, match="sample models are not available"):
+        load_model("tiny-a")
+    samples.register_samples([Spec("tiny-b"), Spec("tiny-a")], default="tiny-b")
+    assert list(samples.catalog().samples) == ["tiny-b", "tiny-a"] and samples.catalog().default == "tiny-b"
+    model = load_model("tiny-a")
+    assert (model.name, model.source, built) == ("tiny-a", "sample", ["tiny-a"])
+    assert model.notes[:2] == ["a fake sample", "seeded"] and model.reference is not None
     with pytest.raises(ModelLoadError, match=r"unknown sample model 'resnet9000'; known samples: tiny-a, tiny-b"):
         load_model("resnet9000")
+
+
+def test_the_installed_entry_point_registers_sample_models():
+    import sample_models
+    from tlm_core.frontend.samples import Registry
+
+    found = Registry().catalog()
+    assert not found.errors and found.default == sample_models.DEFAULT
+    assert found.samples == sample_models.SAMPLES
 
 
 def test_gpt2_without_attention_mask_compiles_and_matches():

@@ -11,20 +11,21 @@ from tlm_core.cli.common import build_spaces, emit, fmt_flops, fmt_secs, load_pa
 
 
 def cmd_models(args: argparse.Namespace) -> None:
-    import sample_models
+    from tlm_core.frontend.samples import catalog
 
+    found = catalog()
     rows = [
         {
             "name": s.name,
-            "default": s.name == sample_models.DEFAULT,
+            "default": s.name == found.default,
             "shape": s.shape,
             "description": s.description,
         }
-        for s in sample_models.SAMPLES.values()
+        for s in found.samples.values()
     ]
     emit(
         args,
-        {"models": rows, "default": sample_models.DEFAULT},
+        {"models": rows, "default": found.default},
         table(rows, ["name", "shape", "description"]),
     )
 

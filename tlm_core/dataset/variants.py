@@ -1,9 +1,9 @@
 """Shape variants of the sample models, so that the training tasks cover several shapes of each operator.
 
-The sample builders take no shape overrides, so the variants are built here from the same classes and
-configs (sample_models.resnet, sample_models.transformers_models). Transformer variants keep 2 layers:
-every layer of BERT or GPT-2 has the same tasks, so 2 give the full model's unique workloads at a fraction
-of the import time (the task weights are the 2-layer model's, which training does not use).
+The shapes are named here (TRAIN_VARIANTS); the models are built by the registered samples of the same name
+(tlm_core.frontend.samples: a spec's build_variant(batch=, size=, layers=)). Transformer variants keep 2
+layers: every layer of BERT or GPT-2 has the same tasks, so 2 give the full model's unique workloads at a
+fraction of the import time (the task weights are the 2-layer model's, which training does not use).
 """
 
 from __future__ import annotations
@@ -23,15 +23,25 @@ class Variant:
 
     def build(self) -> tuple[Any, tuple[Any, ...]]:
         """(torch module in eval mode, example inputs), seeded like the samples."""
-        if self.family == "resnet50":
-            return _resnet50(self.batch, self.size or 224)
-        if self.family in ("bert", "gpt2"):
-            return _transformer(self.family, self.batch, self.size or 128, self.layers)
         if self.family == "zoo":
             from .zoo import build
 
             return build(self.name)
-        raise ValueError(f"no shape variants for {self.family!r}")
+        if self.family not in SHAPE_FAMILIES:
+            raise ValueError(f"no shape variants for {self.family!r}")
+        return _family_spec(self.family).build_variant(batch=self.batch, size=self.size, layers=self.layers)
+
+
+SHAPE_FAMILIES = ("resnet50", "bert", "gpt2")  # registered samples whose build_variant builds other shapes
+
+
+def _family_spec(family: str):
+    from tlm_core.frontend.samples import catalog
+
+    spec = catalog().samples.get(family)
+    if spec is None or not hasattr(spec, "build_variant"):
+        raise ValueError(f"no shape variants for {family!r}: no registered sample {family!r} builds them")
+    return spec
 
 
 def _v(family: str, batch: int, size: int) -> Variant:
@@ -76,19 +86,35 @@ def _parse(name: str) -> list[Variant]:
 
 def load_variant(variant: Variant):
     """The variant as a LoadedModel (exported with torch.export and imported into Relax)."""
-    import sample_models
     from tlm_core.frontend import load_model
+    from tlm_core.frontend.samples import export_sample
 
-    if variant.family not in ("resnet50", "bert", "gpt2", "zoo"):
-        return load_model(variant.name, allow_code=True)
     if variant.family == "zoo":
-        spec = sample_models.SampleSpec(
-            name=variant.name, family="zoo", description=f"Operator zoo part {variant.name}: 8 single operators "
-            "of one kind at seeded random shapes (tlm_core.dataset.zoo).", shape="per operator", tiny=False,
-            builder="", notes=("Random weights and shapes, seeded by the name.",))  # fmt: skip
-    else:
-        spec = sample_models.SAMPLES[variant.family]
-    return sample_models.load_spec(_VariantSpec(**{**spec.__dict__, "name": variant.name}, variant=variant))
+        description = (
+            f"Operator zoo part {variant.name}: 8 single operators of one kind at seeded random shapes "
+            "(tlm_core.dataset.zoo)."
+        )
+        notes = ("Random weights and shapes, seeded by the name.",)
+        return export_sample(_VariantSample(variant.name, description, "per operator", notes, variant))
+    if variant.family in SHAPE_FAMILIES:
+        spec = _family_spec(variant.family)
+        return export_sample(_VariantSample(variant.name, spec.description, spec.shape, tuple(spec.notes), variant))
+    return load_model(variant.name, allow_code=True)
+
+
+@dataclass(frozen=True)
+class _VariantSample:
+    """A variant as a tlm_core.frontend.samples.Sample: its family's description and notes, its own build."""
+
+    name: str
+    description: str
+    shape: str
+    notes: tuple[str, ...]
+    variant: Variant
+    tiny: bool = False
+
+    def build(self, **overrides: Any) -> tuple[Any, tuple[Any, ...]]:
+        return self.variant.build()
 
 
 def variant_tasks(variant: Variant, target) -> list:
@@ -101,56 +127,3 @@ def variant_tasks(variant: Variant, target) -> list:
     from tlm_core.partition import partition
 
     return partition(load_variant(variant), target).tasks
-
-
-def _variant_spec_class():
-    import sample_models
-
-    @dataclass(frozen=True)
-    class VariantSpec(sample_models.SampleSpec):
-        variant: Variant | None = None
-
-        def build(self, **overrides: Any):
-            assert self.variant is not None
-            return self.variant.build()
-
-    return VariantSpec
-
-
-def _VariantSpec(**kwargs):  # noqa: N802 - a class made on first use, so importing this module stays cheap
-    return _variant_spec_class()(**kwargs)
-
-
-def _resnet50(batch: int, size: int):
-    import torch
-
-    from sample_models._common import calibrate_bn
-    from sample_models.resnet import ResNet
-
-    torch.manual_seed(0)
-    model = ResNet([3, 4, 6, 3], [64, 128, 256, 512], 64, 1000)
-    calibrate_bn(model, (2, 3, size, size))
-    return model, (torch.randn((batch, 3, size, size), generator=torch.Generator().manual_seed(1)),)
-
-
-def _transformer(family: str, batch: int, seq: int, layers: int):
-    import torch
-
-    from sample_models import transformers_models as tm
-
-    if family == "bert":
-        from transformers import BertConfig, BertModel
-
-        config = BertConfig(**{**tm.BERT_BASE, "num_hidden_layers": layers})
-        config._attn_implementation = "eager"
-        torch.manual_seed(0)
-        model = tm.LastHidden(BertModel(config, add_pooling_layer=False).eval(), config.vocab_size)
-    else:
-        from transformers import GPT2Config, GPT2LMHeadModel
-
-        config = GPT2Config(**{**tm.GPT2_SMALL, "n_layer": layers})
-        config._attn_implementation = "eager"
-        torch.manual_seed(0)
-        model = tm.Logits(GPT2LMHeadModel(config).eval(), config.vocab_size)
-    ids = torch.randint(0, config.vocab_size, (batch, seq), generator=torch.Generator().manual_seed(1))
-    return model, ((ids,) if family == "bert" else (ids, torch.ones(batch, seq, dtype=torch.int64)))

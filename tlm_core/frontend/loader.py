@@ -67,16 +67,10 @@ def _is_sample_name(source: str) -> bool:
 
 
 def _load_sample(name: str) -> LoadedModel:
-    try:
-        import sample_models  # lazily: samples pull in transformers and build models
-    except ImportError as err:
-        raise ModelLoadError(f"unknown model {name!r}: sample models are not available ({err})") from err
-    if name not in sample_models.SAMPLES:
-        known = ", ".join(sorted(sample_models.SAMPLES))
-        raise ModelLoadError(
-            f"unknown sample model {name!r}; known samples: {known}. Or give the path of a .pt2 or .onnx file."
-        )
-    return sample_models.load(name)
+    # the samples registered under the entry points "tlm_core.samples" (imported lazily: they build models)
+    from tlm_core.frontend.samples import load_sample
+
+    return load_sample(name)
 
 
 def _load_file(path: Path, name: str, max_bytes: int, allow_code: bool, input_shapes: Shapes | None) -> LoadedModel:
