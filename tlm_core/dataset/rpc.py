@@ -32,8 +32,9 @@ from tvm.target import Target
 
 from tlm_core.errors import last_line
 from tlm_core.measure.check import check_outputs
-from tlm_core.measure.inputs import INPUT_RULE_VERSION, index_bounds, output_indices, random_arguments
+from tlm_core.measure.inputs import index_bounds, output_indices, random_arguments
 from tlm_core.measure.measurer import default_cache_dir
+from tlm_core.measure.reference import load_outputs, reference_file, save_outputs
 from tlm_core.measure.result import MeasureResult
 from tlm_core.partition.task import Task
 from tlm_core.target import host_target
@@ -171,7 +172,7 @@ class RPCMeasurer:
 
     def reference_path(self, task: Task) -> Path:
         """Same file as Measurer.reference_path: the two share their cache."""
-        return self.cache_dir / "references" / f"{task.id}-seed{self.input_seed}-rule{INPUT_RULE_VERSION}.npz"
+        return reference_file(self.cache_dir, task.id, self.input_seed)
 
     def _reference(self, task: Task) -> list[np.ndarray]:
         path = self.reference_path(task)
@@ -183,10 +184,5 @@ class RPCMeasurer:
             hosts = random_arguments(task.params, self.input_seed, index_bounds(task.func))
             tensors = [tvm.runtime.tensor(h, dev) for h in hosts]
             module["main"](*tensors)
-            outs = [tensors[i].numpy() for i in output_indices(task.func)]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")
-            np.savez(tmp, **{f"out{i}": out for i, out in enumerate(outs)})
-            os.replace(tmp, path)
-        with np.load(path) as data:
-            return [data[f"out{i}"] for i in range(len(data.files))]
+            save_outputs(path, [tensors[i].numpy() for i in output_indices(task.func)])
+        return load_outputs(path)

@@ -23,8 +23,9 @@ import numpy as np
 import tvm
 from tvm.target import Target
 
-from tlm_core.measure.inputs import INPUT_RULE_VERSION, index_bounds, output_indices
+from tlm_core.measure.inputs import index_bounds, output_indices
 from tlm_core.measure.pool import Job, WorkerPool
+from tlm_core.measure.reference import reference_file
 from tlm_core.measure.result import MeasureResult
 from tlm_core.partition.task import Task, workload_mod
 from tlm_core.target import host_target, target_to_dict
@@ -150,8 +151,7 @@ class Measurer:
     # -- references ---------------------------------------------------------------------------------
 
     def reference_path(self, task: Task) -> Path:
-        name = f"{task.id}-seed{self.input_seed}-rule{INPUT_RULE_VERSION}.npz"
-        return self.cache_dir / "references" / name
+        return reference_file(self.cache_dir, task.id, self.input_seed)
 
     def _reference_target(self) -> Target:
         """References run the untuned task on the CPU: an unscheduled GPU kernel would not even build."""

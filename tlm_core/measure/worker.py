@@ -106,16 +106,15 @@ class Worker:
     def _reference(self, job: dict) -> list[np.ndarray]:
         key = (job["task_id"], job["seed"])
         if key not in self.references:
-            with np.load(job["ref_path"]) as data:
-                self.references.put(key, [data[f"out{i}"] for i in range(len(data.files))])
+            from tlm_core.measure.reference import load_outputs
+
+            self.references.put(key, load_outputs(job["ref_path"]))
         return self.references[key]
 
     def _save_reference(self, job: dict, outs: list[np.ndarray]) -> None:
-        path = job["ref_path"]
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp.npz"
-        np.savez(tmp, **{f"out{i}": out for i, out in enumerate(outs)})
-        os.replace(tmp, path)  # atomic: a reader never sees half a file
+        from tlm_core.measure.reference import save_outputs
+
+        save_outputs(job["ref_path"], outs)
         self.references.put((job["task_id"], job["seed"]), outs)
 
 
