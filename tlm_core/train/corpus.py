@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..language import VERSION, LanguageError, Sentence, make_prompt, sentence_of_points
-from ..space import Space, replay
+from ..space import Space, random_replay
 
 
 def random_sentences(space: Space, n: int, rng: random.Random) -> Iterator[Sentence]:
@@ -24,7 +24,7 @@ def random_sentences(space: Space, n: int, rng: random.Random) -> Iterator[Sente
     seen: set[tuple] = set()
     for _ in range(n):
         index = rng.randrange(len(space.sketches))
-        replayed = replay(space.sketches[index], lambda p: p.choices[rng.randrange(len(p.choices))])
+        replayed = random_replay(space.sketches[index], rng)  # the same draws as rng.randrange per point
         key = (index, tuple(replayed.decisions))
         if not replayed.points and key in seen:
             continue
