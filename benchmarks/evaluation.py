@@ -44,8 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import report  # noqa: E402
 from benchmarks.evaluation_report import write_results  # noqa: E402
 from benchmarks.tasks import held_out_tasks  # noqa: E402
+from tlm_core.dataset.splits import VALIDATION_MODELS  # noqa: E402
 
-FULL = {"models": ["mobilenetv2", "efficientnet-b0", "llama-7b"], "tasks": 2, "k": 10, "search_trials": 64,
+FULL = {"models": list(VALIDATION_MODELS), "tasks": 2, "k": 10, "search_trials": 64,
         "max_gflop": 0.3, "rounds": 3}  # fmt: skip
 QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4, "max_gflop": 0.3, "rounds": 3}
 
