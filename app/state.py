@@ -6,6 +6,8 @@ Session keys: "sample" (chosen sample name), "upload" ((label, model, partition)
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -61,6 +63,24 @@ def build_space(task_id: str, _task: Task) -> Space:
 
 
 @st.cache_resource(show_spinner=False)
+def _space_builder_starting() -> threading.Thread:
+    def start() -> None:
+        with contextlib.suppress(Exception):  # build_space raises it again, where a page can show it
+            SpaceBuilder.for_target(host_target())
+
+    thread = threading.Thread(target=start, name="space-builder-start-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def start_space_builder() -> None:
+    """Once per server, in the background: the Space Builder's one-off start-up (TVM's tensor intrinsics, a
+    few seconds), so that the first schedule space a page asks for is ready in milliseconds. Spaces themselves
+    are built only when a page needs one task's (build_space); a build meanwhile waits for the start-up."""
+    _space_builder_starting()
+
+
+@st.cache_resource(show_spinner=False)
 def measurer() -> Measurer:
     """One Measurer (worker process, reference cache) for the whole server."""
     return Measurer(host_target())
@@ -76,12 +96,14 @@ def current_model() -> tuple[str, LoadedModel, Partition]:
     """(label, model, partition) of the session's model: the uploaded one when chosen, else a sample."""
     ss = st.session_state
     if ss.get("source") == "upload" and "upload" in ss:
+        start_space_builder()
         return ss["upload"]
     name = ss.get("sample", sample_models.DEFAULT)
     with st.status(f"Loading and partitioning {name} ...", expanded=False) as status:
         model, part = open_sample(name)
         status.update(label=f"{name}: {part.graph.number_of_nodes()} subgraph calls, {len(part.tasks)} tasks")
         status.update(state="complete")
+    start_space_builder()  # after the model: the graph is what the user waits for first
     return name, model, part
 
 

@@ -19,7 +19,7 @@ from tlm_core.viz.space import (
 ss = st.session_state
 label, model, part, node, task = subgraph_header("Schedule space")
 st.page_link("views/generate.py", label="Let the TLM write this schedule", icon=":material/auto_awesome:")
-with st.status("Building the schedule space (the first one in a process takes ~20 s) ...") as status:
+with st.status("Building the schedule space ...") as status:
     space = state.build_space(task.id, task)
     status.update(label=f"Schedule space of {task.name}", state="complete")
 
