@@ -73,7 +73,7 @@ def run(method: str, space, **options) -> None:
 here, whole = st.tabs(["This subgraph", "Whole model"])
 
 with here:
-    with st.status("Building the schedule space (the first one in a process takes ~20 s) ...") as status:
+    with st.status("Building the schedule space ...") as status:
         space = state.build_space(task.id, task)
         status.update(label=f"Schedule space of {task.name}: {len(space.sketches)} sketches", state="complete")
     st.caption(

@@ -25,7 +25,7 @@ from tlm_core.viz.space import decision_labels
 
 ss = st.session_state
 label, model, part, node, task = subgraph_header("Generate")
-with st.status("Building the schedule space and loading the TLM (the first time takes ~20 s) ...") as status:
+with st.status("Building the schedule space and loading the TLM ...") as status:
     space = state.build_space(task.id, task)
     gen = state.generator()
     status.update(label=f"Schedule space of {task.name}; TLM assets/tlm-small", state="complete")

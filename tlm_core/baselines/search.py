@@ -31,6 +31,7 @@ from tvm.target import Target
 from tlm_core.measure import Measurer, MeasureResult
 from tlm_core.partition import Task
 from tlm_core.records import RecordStore
+from tlm_core.space.startup import import_tensor_intrinsics
 
 METHOD = "search"
 LABEL = "Ansor-style evolutionary search, MetaSchedule implementation"
@@ -185,6 +186,7 @@ def search(
     start = time.perf_counter()
     bridge = _Bridge(tasks, measurer, on_trial)
     budget = trial_budget(tasks, trials)
+    import_tensor_intrinsics()  # what the first TuneContext would import, without its slow part
     contexts = [
         ms.TuneContext(
             mod=t.mod,

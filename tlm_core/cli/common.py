@@ -69,5 +69,5 @@ def build_spaces(args: argparse.Namespace, tasks, target) -> dict:
     from tlm_core.space import SpaceBuilder
 
     builder = SpaceBuilder.for_target(target)
-    # the first space in a process also pays TVM's ~20 s start-up (tensor intrinsics)
+    # the first space in a process also pays TVM's start-up (tensor intrinsics, a few seconds: space.startup)
     return {t.id: builder.build(t) for t in bar(tasks, "design spaces", quiet=args.quiet)}
