@@ -128,17 +128,30 @@ def screenshot(page, name: str, height: int) -> None:
     page.set_viewport_size(size)
 
 
-def graph_points(page) -> dict[int, tuple[int, int]]:
-    """Graph node -> (trace, point index) in the figure as Plotly has drawn it now."""
+def figure_points(page) -> dict[int | str, tuple[int, int]]:
+    """Every point of the graph figure inside its axes' current ranges, as Plotly has drawn it now: customdata ->
+    (trace, point index). Calls are ints; a collapsed group's box is "expand:<id>", an expanded one's header
+    "collapse:<id>" (tlm_core.viz.graph). A deep graph opens on a window of itself: points outside are left out."""
     graph = page.locator(".js-plotly-plot").first
     for _ in range(120):  # while Plotly re-renders, the figure has no _fullData yet
         rows = graph.evaluate(
-            "gd => (gd._fullData || []).flatMap((d, t) => (d.customdata || []).map((n, i) => [n, t, i]))"
+            """gd => {
+                if (!gd._fullLayout || !gd._fullLayout.yaxis) return [];
+                const [y0, y1] = gd._fullLayout.yaxis.range, [x0, x1] = gd._fullLayout.xaxis.range;
+                return (gd._fullData || []).flatMap((d, t) => (d.customdata || []).map((n, i) => [n, t, i])
+                    .filter(([n, t, i]) => d.y[i] > Math.min(y0, y1) && d.y[i] < Math.max(y0, y1)
+                                           && d.x[i] > Math.min(x0, x1) && d.x[i] < Math.max(x0, x1)));
+            }"""
         )
         if rows:
-            return {int(n): (t, i) for n, t, i in rows}
+            return {(n if isinstance(n, str) else int(n)): (t, i) for n, t, i in rows}
         page.wait_for_timeout(250)
     pytest.fail("the graph figure was never drawn (no Plotly data after 30 s)")
+
+
+def graph_points(page) -> dict[int, tuple[int, int]]:
+    """Graph node -> (trace, point index), the calls drawn (not in a collapsed group) and in view."""
+    return {n: ti for n, ti in figure_points(page).items() if isinstance(n, int)}
 
 
 def wait_for_graph(page) -> str:
@@ -160,14 +173,15 @@ def wait_for_graph(page) -> str:
         page.wait_for_timeout(250)
 
 
-def click_graph_node(page, node: int) -> None:
-    """Hover a graph node at its pixel position (from Plotly's own axes) until Plotly reports that very node under
-    the mouse, then click it: a click is only sent once the pointer is known to be on the right point."""
+def click_graph_node(page, node: int | str) -> None:
+    """Hover a graph point (a call, or a group's "expand:"/"collapse:" point) at its pixel position (from Plotly's
+    own axes) until Plotly reports that very point under the mouse, then click it: a click is only sent once the
+    pointer is known to be on the right point."""
     graph = page.locator(".js-plotly-plot").first
     hovered = None
     for _ in range(20):
         page.wait_for_timeout(250)  # scrolling and re-rendering move the figure (or replace it): read it afresh
-        trace, point = graph_points(page)[node]
+        trace, point = figure_points(page)[node]
         graph.evaluate("gd => gd.scrollIntoView({block: 'center'})")
         page.wait_for_timeout(250)
         xy = graph.evaluate(
@@ -185,4 +199,4 @@ def click_graph_node(page, node: int) -> None:
         if hovered == [node]:
             page.mouse.click(xy[0], xy[1])
             return
-    pytest.fail(f"the mouse never hovered graph node {node} alone (Plotly reports {hovered} under it)")
+    pytest.fail(f"the mouse never hovered graph point {node!r} alone (Plotly reports {hovered} under it)")

@@ -151,7 +151,8 @@ def test_subgraph_rows_search_and_kinds():
     assert fused_bytes_saved(g, 0) == 2 * 2 * 32 * 4
     assert "matmul + add + relu" in teach.fusion_text(g, 0)
     fig = graph_figure(g, selected=0, highlight={1})
-    colors = {n: c for t in fig.data[1:] for n, c in zip(t.customdata, t.marker.color, strict=True)}
+    calls = [t for t in fig.data if t.customdata is not None]  # the kinds' traces (the legend's have no points)
+    colors = {n: c for t in calls for n, c in zip(t.customdata, t.marker.color, strict=True)}
     assert colors[0] != FADED and colors[1] != FADED  # selected and highlighted
     assert graph_figure(g, highlight=set()).data[1].marker.color[0] == FADED
 

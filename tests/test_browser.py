@@ -45,7 +45,7 @@ def test_click_a_graph_node_to_make_it_current(page):
         except AssertionError:
             if attempt == 2:
                 raise
-    screenshot(page, "model.png", 1250)
+    screenshot(page, "model-tiny.png", 1250)  # the README's model.png: test_browser_graph (BERT-base)
 
 
 def test_schedule_space_change_a_decision_and_measure(page):

@@ -7,7 +7,8 @@ import sample_models
 from tlm_core.compare import node_values
 from tlm_core.frontend import DynamicShapeError, ModelLoadError, parse_input_shapes
 from tlm_core.partition import KINDS
-from tlm_core.viz.graph import graph_figure
+from tlm_core.viz.graph import GROUPS_HELP, expanded_after_click, graph_figure
+from tlm_core.viz.groups import all_groups, repeated_groups
 from tlm_core.viz.summary import model_summary, subgraph_rows
 from tlm_core.viz.teach import fusion_text
 
@@ -88,10 +89,15 @@ current = state.current_subgraph(label, part)
 
 
 def _graph_pick() -> None:
+    """A click on a call makes it current; on a group's box expands the group, on its header collapses it."""
     points = ss.graph["selection"]["points"]
     picked = [p["customdata"] for p in points if "customdata" in p]
     if picked:
-        state.set_subgraph(label, picked[0][0] if isinstance(picked[0], list) else picked[0])
+        item = picked[0][0] if isinstance(picked[0], list) else picked[0]
+        if (expanded := expanded_after_click(ss.get("w_expand", []), item)) is not None:
+            ss.w_expand, ss.graph_focus = expanded, expanded[-1] if expanded else None
+        else:
+            state.set_subgraph(label, item)
 
 
 def _table_pick() -> None:
@@ -126,17 +132,35 @@ with graph_col:
         overlays |= {f"speedup vs default: {m}": (m, "speedup") for m in methods if m != "default"}
     if ss.get("w_colour") not in overlays:
         ss.w_colour = "kind"
-    colour = st.selectbox("Colour nodes by", list(overlays), key="w_colour",
+    c1, c2 = st.columns(2)
+    colour = c1.selectbox("Colour nodes by", list(overlays), key="w_colour",
                           help="Measured results come from the Compare page; nodes without one stay grey.")  # fmt: skip
     values, metric = None, "latency"
     if overlays[colour] is not None:
         method, metric = overlays[colour]
         values = node_values(g, results, method, metric)
     what = "kind" if values is None else f"{metric} of {method} (grey: not measured yet)"
-    st.caption(f"Click a node (or pick a row on the right) to make it the current subgraph. Colour = {what}.")
+    groups = repeated_groups(g)  # a layer stack, ResNet stages: each one box until expanded (milliseconds)
+    index = all_groups(groups)
+    ss.w_expand = [gid for gid in ss.get("w_expand", []) if gid in index]  # another model's groups: gone
+    if ss.get("graph_current") != (label, current):  # a new current subgraph: the view opens on it
+        ss.graph_current, ss.graph_focus = (label, current), current
+    if groups:
+        c2.multiselect(
+            "Expanded groups",
+            list(index),
+            key="w_expand",
+            format_func=lambda i: index[i].describe(),
+            help=GROUPS_HELP,
+            on_change=lambda: ss.update(graph_focus=(ss.w_expand or [None])[-1]),
+        )
+    st.caption(f"Click a node (or pick a row on the right) to make it the current subgraph; scroll to zoom, drag to "
+               f"pan, hover for details. Colour = {what}.")  # fmt: skip
     shown = {r["node"] for r in rows} if (query or kinds) else None
-    fig = graph_figure(g, selected=current, highlight=shown, values=values, metric=metric)
-    st.plotly_chart(fig, on_select=_graph_pick, selection_mode="points", key="graph")
+    fig = graph_figure(g, current, highlight=shown, values=values, metric=metric, groups=groups,
+                       expanded=ss.w_expand, focus=ss.graph_focus)  # fmt: skip
+    st.plotly_chart(fig, on_select=_graph_pick, selection_mode="points", key="graph",
+                    config={"scrollZoom": True, "displaylogo": False})  # fmt: skip
 with st.expander(f"Tuning tasks: {len(part.tasks)} unique workloads, weight = calls"):
     tasks = [{"id": t.id, "name": t.name, "weight": t.weight, "MFLOPs": t.flops / 1e6} for t in part.tasks]
     st.dataframe(tasks, hide_index=True, key="tasks")
