@@ -242,6 +242,10 @@ def markdown(doc: dict) -> str:
              f"{doc['when']}, {doc['machine']}, {doc['cores']} cores (load average {load[0]:.1f} at the start,"
              f" {load[1]:.1f} at the end). Command: `{doc['command']}`", "",
              f"{passed} of {len(rows)} cases load, partition, compile and match their reference.", ""]  # fmt: skip
+    if max(load) >= 1.0:
+        lines += [f"The machine was busy (load average {max(load):.1f} on {doc['cores']} cores): the latencies are"
+                  " distorted, PyTorch eager's most (on a load of ~5, the small ResNet's eager run took 1.5 to 400 ms"
+                  " from one batch of repeats to the next); compare them on an idle machine.", ""]  # fmt: skip
     notes: list[str] = []
     lines += ["| architecture | " + " | ".join(formats) + " |", "|---|" + "---|" * len(formats)]
     for arch in doc["archs"]:
