@@ -11,8 +11,6 @@ from pathlib import Path
 
 from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table
 
-HEURISTIC_LABEL = "Roller-style rule-based heuristic"
-
 
 def _measurer(target, args):
     from tlm_core.measure import Measurer
@@ -39,7 +37,7 @@ def cmd_heuristic(args: argparse.Namespace) -> None:
     import time
 
     from tlm_core.baselines.default import default_module
-    from tlm_core.baselines.heuristic import heuristic_program, heuristic_top_k
+    from tlm_core.baselines.heuristic import LABEL, heuristic_program, heuristic_top_k
     from tlm_core.progress import bar
 
     _, part, target = load_partition(args)
@@ -84,13 +82,13 @@ def cmd_heuristic(args: argparse.Namespace) -> None:
                     "trials": len(measured) + sum(m.again is not None for m in measured),
                 }
             rows.append(row)
-    doc = {"label": HEURISTIC_LABEL, "target": str(target), "tasks": rows, "records": args.records}
+    doc = {"label": LABEL, "target": str(target), "tasks": rows, "records": args.records}
     for r in rows:
         r["default"] = fmt_secs(r["default_latency_s"])
         if "top_k" in r:
             r[f"top{args.top}"] = fmt_secs(r["top_k"]["latency_s"])
     extra = ["default"] + ([f"top{args.top}"] if args.top > 1 else [])
-    emit(args, doc, f"{HEURISTIC_LABEL}\n" + _text_rows(rows, extra))
+    emit(args, doc, f"{LABEL}\n" + _text_rows(rows, extra))
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
