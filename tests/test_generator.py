@@ -1,5 +1,6 @@
 """Constrained decoding: every generated program is valid, greedy is deterministic, candidates are distinct."""
 
+import itertools
 import math
 
 import numpy as np
@@ -222,3 +223,40 @@ def test_generation_without_the_fast_path_is_the_same(workload_spaces, monkeypat
     samples = gen.sample(space, 3, seed=2)  # forked prompt streams, through transformers' cache
     monkeypatch.undo()
     assert [g.key for g in gen.sample(space, 3, seed=2)] == [g.key for g in samples]
+
+
+def test_padded_feeds_give_the_logits_of_exact_ones():
+    import torch
+
+    from tlm_core.generator.fast import FastGPT2, padded_rows
+
+    assert [padded_rows(n) for n in (0, 1, 2, 9, 16, 17, 33, 107, 231)] == [0, 1, 2, 9, 16, 18, 36, 112, 240]
+    model = new_model(preset("tiny"), seed=5)
+    ids = torch.randint(4, len(token_ids()), (1024,), generator=torch.Generator().manual_seed(3)).tolist()
+    with torch.no_grad():
+        ref = model(input_ids=torch.tensor([ids])).logits[0]
+    padded, exact = FastGPT2(model), FastGPT2(model)
+    exact.pad_rows = False
+    # a prompt, steps of 1 and 2 tokens, contexts of odd lengths (padded rows land in slots later feeds take),
+    # and feeds near the last position, whose padding is cut at the last (846 tokens on 863 rows, 17 on 17)
+    cuts = [0, 107, 108, 110, 127, 128, 161, 1007, 1024]
+    for a, b in itertools.pairwise(cuts):
+        assert b - a <= padded.rows(b - a) <= len(ids) - a
+        p, e = padded.feed(ids[a:b]), exact.feed(ids[a:b])
+        assert torch.allclose(p, e, atol=1e-5) and torch.allclose(p, ref[b - 1], atol=1e-4)
+        assert padded.length == exact.length == b
+
+
+def test_padding_and_warm_up_leave_greedy_decisions_unchanged(workload_spaces, monkeypatch):
+    from tlm_core.generator.fast import FastGPT2
+    from tlm_core.model import default_checkpoint
+
+    # an untrained model as it is, and the shipped one warmed up at load (kernels for every row bucket)
+    gens = [Generator(new_model(preset("tiny"), seed=0)), Generator.from_checkpoint(default_checkpoint())]
+    names = ["matmul_128", "conv2d_relu_8", "softmax_64"]
+    padded = [gen.greedy(workload_spaces[n]) for gen in gens for n in names]
+    monkeypatch.setattr(FastGPT2, "pad_rows", False)
+    exact = [gen.greedy(workload_spaces[n]) for gen in gens for n in names]
+    for p, e in zip(padded, exact, strict=True):
+        assert (p.sketch_index, p.decisions, p.sentence.text) == (e.sketch_index, e.decisions, e.sentence.text)
+        assert p.logprob == pytest.approx(e.logprob, abs=1e-4)

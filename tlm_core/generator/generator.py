@@ -20,7 +20,7 @@ from ..language import Prompt, hardware_differences, hardware_of, hardware_token
 from ..space import Decision, Space
 from .beam import beam_search
 from .decode import Policy, decode_one, prompt_stream
-from .lm import TokenStream, torch_threads
+from .lm import TokenStream, torch_threads, warm_up
 from .record import Generation
 
 
@@ -38,12 +38,18 @@ class Generator:
         return prompt_stream(self.model, prompt, self.wide_threads)
 
     @classmethod
-    def from_checkpoint(cls, directory: str | Path) -> Generator:
+    def from_checkpoint(cls, directory: str | Path, threads: int | None = 1, wide_threads: int | None = 2) -> Generator:
         from ..model import load_checkpoint, train_state
 
-        gen = cls(load_checkpoint(directory))
+        gen = cls(load_checkpoint(directory), threads, wide_threads)
         gen.hardware = list(train_state(directory).get("hardware", []))
+        gen.warm_up()
         return gen
+
+    def warm_up(self) -> None:
+        """Prepares the model for generating under this generator's thread settings (from_checkpoint does):
+        the first generation in a process then runs about as fast as later ones."""
+        warm_up(self.model, self.threads, self.wide_threads)
 
     def unseen_hardware(self, space: Space) -> str | None:
         """A warning when the space's target is not hardware this model was trained on (None: it is, or the
