@@ -88,27 +88,39 @@ def cuda_available() -> bool:
     return bool(tvm.cuda(0).exist)
 
 
-def host_target(kind: str = "llvm", cpu: str | None = None) -> Target:
+def host_target(
+    kind: str = "llvm", cpu: str | None = None, cores: int | None = None, runs_here: bool = False
+) -> Target:
     """The target to compile and measure on.
 
     kind: "llvm" (this CPU), "cuda" (the local GPU, fails clearly when there is none) or "auto".
     cpu: an LLVM CPU to write programs for instead of this host's (e.g. a teacher corpus for the machine the
     data was measured on; such programs are not run here); that machine's caches: KNOWN_CACHES_KIB's, else
     (the host's CPU, not a known one) this host's.
+    cores: num-cores (default: the cores this process may use); fewer than the host's describe a smaller
+    machine (measure it with TVM_NUM_THREADS=cores, e.g. under `taskset`).
+    runs_here: `cpu` is one this host can execute (an older instruction set of it, e.g. haswell on an AVX-512
+    Xeon): its programs run and are measured here, so its caches are this host's (tlm adapt --cpu).
     MetaSchedule needs `num-cores`; TVM 0.27 rejects target strings, so targets are dicts.
     """
+    if cores is not None and cores < 1:
+        raise ValueError(f"cores must be at least 1, not {cores}")
     if cpu is not None and (cpu != host_cpu() or cpu in KNOWN_CACHES_KIB):
         if kind != "llvm":
             raise ValueError(f"--cpu {cpu} needs target kind llvm, not {kind}")
+        if runs_here:
+            if not codegen.llvm_is_valid_cpu(cpu, codegen.llvm_get_system_triple()):
+                raise ValueError(f"LLVM does not know the CPU {cpu!r} (e.g. haswell, skylake-avx512, znver3)")
+            return Target({**_host_llvm(), "mcpu": cpu, "num-cores": cores or cpu_count()})
         if cpu not in KNOWN_CACHES_KIB:
             known = ", ".join(sorted(KNOWN_CACHES_KIB))
             raise ValueError(f"CPU {cpu!r} is not this host's ({host_cpu()}) and its caches are unknown "
                              f"(known: {known}; tlm_core.target.KNOWN_CACHES_KIB)")  # fmt: skip
-        return Target({"kind": "llvm", "mcpu": cpu, "num-cores": cpu_count()})
+        return Target({"kind": "llvm", "mcpu": cpu, "num-cores": cores or cpu_count()})
     if kind == "auto":
         kind = "cuda" if cuda_available() else "llvm"
     if kind == "llvm":
-        return Target(_host_llvm())
+        return Target({**_host_llvm(), **({"num-cores": cores} if cores else {})})
     if kind == "cuda":
         if not cuda_available():
             raise RuntimeError("target 'cuda' was asked for, but no CUDA GPU is visible to TVM")

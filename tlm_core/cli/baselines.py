@@ -9,7 +9,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table
+from tlm_core.cli.common import add_hardware_options, build_spaces, emit, fmt_secs, load_partition, table
 
 
 def _measurer(target, args):
@@ -147,9 +147,12 @@ def cmd_compile(args: argparse.Namespace) -> None:
     generator = None
     if method == "tlm":
         from tlm_core.generator import Generator
-        from tlm_core.model import default_checkpoint
+        from tlm_core.model import checkpoint_label, default_checkpoint_for
 
-        generator = Generator.from_checkpoint(args.checkpoint or default_checkpoint())
+        path = args.checkpoint or default_checkpoint_for(target)
+        generator = Generator.from_checkpoint(path)
+        if not args.quiet:
+            print(f"TLM checkpoint: {checkpoint_label(path, target)}", file=sys.stderr)
     shown = {"step": ""}
 
     def progress(fraction: float, message: str) -> None:
@@ -228,7 +231,9 @@ def register(sub: argparse._SubParsersAction, add) -> None:
         metavar="K",
         help="method tlm: 1 = the greedy program (top-1); K > 1 = best of K measured (beam search)",
     )
-    sp.add_argument("--checkpoint", help="method tlm: checkpoint folder (default: the shipped assets/tlm-small)")
+    sp.add_argument("--checkpoint", help="method tlm: checkpoint folder (default: `tlm adapt`'s for this hardware, "
+                    "else the shipped assets/tlm-small)")  # fmt: skip
+    add_hardware_options(sp)
     sp.add_argument("--trials", type=int, default=64, help="search budget (method search)")
     sp.add_argument("--records", help="RecordStore directory for the search's programs")
     sp.add_argument("--repeat", type=int, default=10, help="timed end-to-end runs (the median is reported)")

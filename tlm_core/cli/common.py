@@ -37,14 +37,31 @@ def load_partition(args: argparse.Namespace):
     from tlm_core.frontend import load_model, parse_input_shapes
     from tlm_core.partition import partition
     from tlm_core.progress import step
-    from tlm_core.target import host_target
-
-    target = host_target(args.target)
+    target = target_from_args(args)
     with step(f"loading {args.model}", args.quiet):
         model = load_model(args.model, allow_code=True, input_shapes=parse_input_shapes(args.input_shape))
     with step("partitioning", args.quiet):
         part = partition(model, target)
     return model, part, target
+
+
+def add_hardware_options(sp: argparse.ArgumentParser) -> None:
+    """--cpu / --cores: write for (and measure on) a smaller machine this host can run, e.g. AVX2-only on one core."""
+    sp.add_argument("--cpu", help="an LLVM CPU this host can execute instead of its own (e.g. haswell: AVX2 only)")
+    sp.add_argument("--cores", type=int, help="num-cores of the target (also sets TVM_NUM_THREADS when unset)")
+
+
+def target_from_args(args: argparse.Namespace):
+    """The target of args.target, with --cpu / --cores where the command has them (a CPU this host runs: its
+    caches are this host's; --cores N: TVM's runtime uses N threads unless TVM_NUM_THREADS says otherwise)."""
+    import os
+
+    from tlm_core.target import host_target
+
+    cpu, cores = getattr(args, "cpu", None), getattr(args, "cores", None)
+    if cores is not None:
+        os.environ.setdefault("TVM_NUM_THREADS", str(cores))
+    return host_target(args.target, cpu, cores, runs_here=True)
 
 
 def task_row(task, space=None) -> dict:

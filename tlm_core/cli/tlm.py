@@ -9,31 +9,41 @@ import time
 from pathlib import Path
 
 from tlm_core.cli import with_example
-from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, table, task_row
+from tlm_core.cli.common import (
+    add_hardware_options,
+    build_spaces,
+    emit,
+    fmt_secs,
+    load_partition,
+    table,
+    target_from_args,
+    task_row,
+)
 
 
-def load_generator(args: argparse.Namespace):
-    """The Generator of --checkpoint, else the shipped checkpoint, else (only with --random-init) an untrained one."""
+def load_generator(args: argparse.Namespace, target=None):
+    """The Generator of --checkpoint, else the one `tlm adapt` wrote for the target's hardware, else the shipped
+    checkpoint, else (only with --random-init) an untrained one."""
     from tlm_core.generator import Generator
-    from tlm_core.model import default_checkpoint, new_model, preset
+    from tlm_core.model import checkpoint_label, default_checkpoint_for, new_model, preset
 
     if args.random_init:
         return Generator(new_model(preset(args.preset), seed=args.seed)), f"untrained {args.preset} (random init)"
-    path = Path(args.checkpoint) if args.checkpoint else default_checkpoint()
+    path = Path(args.checkpoint) if args.checkpoint else default_checkpoint_for(target)
     if not (path / "config.json").exists():
         raise FileNotFoundError(
             f"no TLM checkpoint at {path}: pass --checkpoint DIR (from `tlm train pretrain`), or --random-init "
             "to generate with an untrained model"
         )
-    return Generator.from_checkpoint(path), str(path)
+    return Generator.from_checkpoint(path), checkpoint_label(path, target)
 
 
 def cmd_generate(args: argparse.Namespace) -> None:
     from tlm_core.program import InvalidDecisions, apply_decisions
     from tlm_core.progress import bar, step
 
-    generator, source = load_generator(args)
     _, part, target = load_partition(args)
+    generator, source = load_generator(args, target)
     tasks = [part.task(args.task)] if args.task else part.tasks
     spaces = build_spaces(args, tasks, target)
     note = generator.unseen_hardware(spaces[tasks[0].id]) if tasks else None
@@ -178,6 +188,45 @@ def cmd_round(args: argparse.Namespace) -> None:
     emit(args, {**summary, "out": args.out}, f"round: {summary} -> {args.out}")
 
 
+DEFAULT_ADAPT_MODELS = ("bert-tiny", "resnet50-tiny")  # `tlm adapt` without a model: a transformer and a CNN
+
+
+def cmd_adapt(args: argparse.Namespace) -> None:
+    from tlm_core.frontend import load_model, parse_input_shapes
+    from tlm_core.model import adapted_checkpoint, adapted_root, hardware_key
+    from tlm_core.partition import partition
+    from tlm_core.progress import step
+    from tlm_core.train.adapt import AdaptSettings, adapt
+
+    log = _stderr_log(args)
+    target = target_from_args(args)
+    names = args.model or list(DEFAULT_ADAPT_MODELS)
+    tasks, seen = [], set()
+    for name in names:
+        with step(f"loading {name}", args.quiet):
+            model = load_model(name, allow_code=True, input_shapes=parse_input_shapes(args.input_shape))
+            part = partition(model, target)
+        tasks += [t for t in part.tasks if t.id not in seen]
+        seen |= {t.id for t in part.tasks}
+    key = hardware_key(target)
+    out = Path(args.out) if args.out else adapted_checkpoint(target)
+    slug = "-".join(Path(n).stem for n in names)[:80]
+    work = Path(args.work) if args.work else adapted_root() / key / f"work-{slug}"
+    settings = AdaptSettings(minutes=args.minutes, tasks=args.tasks, steps=args.steps, lr=args.lr, seed=args.seed,
+                             samples=args.samples, heuristic_k=args.heuristic_k, threads=args.threads)  # fmt: skip
+    summary = adapt(tasks, target, work, out, args.checkpoint, settings, names, log=log)
+    rows = [{"task": t["name"][:40], "tlm greedy": fmt_secs(t["tlm_greedy_s"]),
+             "heuristic top-1": fmt_secs(t["heuristic_top1_s"]), "best": fmt_secs(t["best_s"]),
+             "found by": t["best_source"] or "-"} for t in summary["tasks"]]  # fmt: skip
+    text = (table(rows, ["task", "tlm greedy", "heuristic top-1", "best", "found by"])
+            + f"\n{summary['measured']} programs measured in {summary['measure_minutes']} min, fine-tuned "
+            f"{summary['train_steps']} steps in {summary['train_minutes']} min\nadapted checkpoint for "
+            f"{summary['hardware']}: {out}\nwork folder (resumable): {work}")  # fmt: skip
+    if not args.out:
+        text += "\n`tlm generate`, `tlm compile --method tlm` and the GUI now use it on this hardware"
+    emit(args, {**summary, "work": str(work)}, text)
+
+
 def _training_options(sp: argparse.ArgumentParser, steps: int) -> None:
     sp.add_argument("--out", required=True, help="checkpoint folder (resumed when it already holds this phase)")
     sp.add_argument("--steps", type=int, default=steps)
@@ -200,11 +249,34 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--candidates", type=int, default=1, metavar="K", help="distinct candidates per task")
     sp.add_argument("--temperature", type=float, default=0.0, help="0: greedy (K=1) or beam search; >0: sampling")
     sp.add_argument("--top-k", type=int, help="sample among the k most likely legal tokens")
-    sp.add_argument("--checkpoint", help="checkpoint folder (default: the shipped assets/tlm-small)")
+    sp.add_argument("--checkpoint", help="checkpoint folder (default: `tlm adapt`'s for this hardware, else the "
+                    "shipped assets/tlm-small)")  # fmt: skip
+    add_hardware_options(sp)
     sp.add_argument("--random-init", action="store_true", help="use an untrained model (no checkpoint)")
     sp.add_argument("--preset", default="small", choices=list(PRESETS), help="model size for --random-init")
     sp.add_argument("--measure", action="store_true", help="measure the candidates; report the best latency")
     sp.add_argument("--steps", action="store_true", help="include every decoding step in --json output")
+    sp.add_argument("--seed", type=int, default=0)
+
+    sp = add(sub, "adapt", cmd_adapt, "fine-tune the TLM to this machine on programs measured here, in a time budget",
+             model=False, example="tlm adapt bert-tiny --minutes 10   # or --cpu haswell --cores 1")  # fmt: skip
+    sp.add_argument("model", nargs="*", help="sample names or model files whose tasks to adapt on (default: "
+                    f"{' and '.join(DEFAULT_ADAPT_MODELS)})")  # fmt: skip
+    sp.add_argument("--target", default="llvm", choices=["llvm"])
+    sp.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
+                    help="the shape of an input with dynamic dimensions, e.g. input_ids=1x128")  # fmt: skip
+    add_hardware_options(sp)
+    sp.add_argument("--minutes", type=float, default=10.0, help="time budget: measuring, then fine-tuning")
+    sp.add_argument("--checkpoint", help="checkpoint to start from (default: the shipped assets/tlm-small)")
+    sp.add_argument("--out", help="checkpoint folder to write (default: the local one this hardware picks up, "
+                    "under $TLM_ADAPTED_DIR or ~/.cache/tlm-studio/adapted)")  # fmt: skip
+    sp.add_argument("--work", help="work folder of measurements (resumed when it exists)")
+    sp.add_argument("--tasks", type=int, default=16, help="the heaviest tasks (calls x FLOPs) to adapt on")
+    sp.add_argument("--samples", type=int, default=4, help="TLM samples per task and pass")
+    sp.add_argument("--heuristic-k", type=int, default=6, help="heuristic Top-k candidates per task")
+    sp.add_argument("--steps", type=int, default=60, help="fine-tuning steps (at most)")
+    sp.add_argument("--lr", type=float, default=3e-4, help="fine-tuning learning rate")
+    sp.add_argument("--threads", type=int, help="torch threads while fine-tuning")
     sp.add_argument("--seed", type=int, default=0)
 
     train = sub.add_parser(
