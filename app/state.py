@@ -17,7 +17,7 @@ from tlm_core.compile.database import DATABASE_MAX_BYTES
 from tlm_core.frontend import LoadedModel, ModelLoadError, load_model, load_model_bytes
 from tlm_core.generator import Generator
 from tlm_core.measure import Measurer
-from tlm_core.model import default_checkpoint
+from tlm_core.model import checkpoint_label, default_checkpoint_for
 from tlm_core.partition import Partition, Task, partition
 from tlm_core.space import Space, SpaceBuilder
 from tlm_core.target import host_target
@@ -86,10 +86,26 @@ def measurer() -> Measurer:
     return Measurer(host_target())
 
 
-@st.cache_resource(show_spinner=False)
+def checkpoint() -> Path:
+    """The TLM checkpoint for this machine: `tlm adapt`'s for its hardware when there is one, else the shipped
+    assets/tlm-small (tlm_core.model.default_checkpoint_for)."""
+    return default_checkpoint_for(host_target())
+
+
+def checkpoint_caption() -> str:
+    """Which checkpoint the pages use, and for which hardware."""
+    return checkpoint_label(checkpoint(), host_target())
+
+
 def generator() -> Generator:
-    """The shipped TLM (assets/tlm-small), loaded once for the whole server."""
-    return Generator.from_checkpoint(default_checkpoint())
+    """The TLM of checkpoint(), loaded once per checkpoint for the whole server (a `tlm adapt` that finishes
+    while the server runs is picked up by the next page)."""
+    return _generator(str(checkpoint()))
+
+
+@st.cache_resource(show_spinner=False)
+def _generator(path: str) -> Generator:
+    return Generator.from_checkpoint(path)
 
 
 def current_model() -> tuple[str, LoadedModel, Partition]:

@@ -28,7 +28,7 @@ label, model, part, node, task = subgraph_header("Generate")
 with st.status("Building the schedule space and loading the TLM ...") as status:
     space = state.build_space(task.id, task)
     gen = state.generator()
-    status.update(label=f"Schedule space of {task.name}; TLM assets/tlm-small", state="complete")
+    status.update(label=f"Schedule space of {task.name}; TLM {state.checkpoint_caption()}", state="complete")
 if note := gen.unseen_hardware(space):
     st.warning(note.capitalize())
 if not space.num_points and len(space.sketches) < 2:
