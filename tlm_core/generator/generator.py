@@ -62,8 +62,8 @@ class Generator:
         what = "; ".join(diffs) or here  # (fields alike, spelled differently: show the whole prompt)
         return (f"this TLM was not trained on this target's hardware; the nearest it was trained on differs in "
                 f"{what}. Its prompt here is one it never saw, so its schedules are untested guesses: "
-                "fine-tune it on data measured on this machine (tlm dataset collect, tlm train) or compare with "
-                "the heuristic")  # fmt: skip
+                "run `tlm adapt MODEL` to fine-tune it on programs measured on this machine (or tlm dataset "
+                "collect, tlm train), or compare with the heuristic")  # fmt: skip
 
     def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
         """The most likely token at every step: the same input always gives the same output."""
