@@ -199,6 +199,8 @@ def cmd_adapt(args: argparse.Namespace) -> None:
     from tlm_core.train.adapt import AdaptSettings, adapt
 
     log = _stderr_log(args)
+    if not args.minutes > 0:
+        raise ValueError(f"--minutes must be positive, not {args.minutes:g}")
     target = target_from_args(args)
     names = args.model or list(DEFAULT_ADAPT_MODELS)
     tasks, seen = [], set()

@@ -68,10 +68,18 @@ def default_checkpoint_for(target=None) -> Path:
 
 
 def checkpoint_label(directory: str | Path, target=None) -> str:
-    """For people: "assets/tlm-small (shipped)" or "<path> (adapted to llvm haswell, 1 core)"."""
+    """For people: which checkpoint, and for which hardware, e.g. "assets/tlm-small (shipped; trained on cpu
+    emeraldrapids, znver4, znver5)" or "<path> (adapted by tlm adapt for cpu haswell, 1 core)"."""
+    from ..language.hardware import hardware_fields
+
     directory = Path(directory)
-    if directory.resolve() == default_checkpoint().resolve():
-        return "assets/tlm-small (shipped)"
-    adapted = train_state(directory).get("adapted", {})
-    where = adapted.get("hardware_key") or (hardware_key(target) if target is not None else "")
-    return f"{directory} (adapted: {where})" if where else str(directory)
+    state = train_state(directory)
+    trained = state.get("hardware", [])
+    if target is not None and state.get("adapted") and hardware_prompt(target) in trained:
+        f = hardware_fields(hardware_prompt(target))
+        cores = f.get("cores", 1)
+        return f"{directory} (adapted by tlm adapt for cpu {f.get('cpu', '?')}, {cores} core{'s' * (cores != 1)})"
+    cpus = ", ".join(sorted({str(hardware_fields(h).get("cpu", "?")) for h in trained})) or "unknown hardware"
+    shipped = directory.resolve() == default_checkpoint().resolve()
+    name = "assets/tlm-small (shipped; " if shipped else f"{directory} ("
+    return f"{name}trained on cpu {cpus})"

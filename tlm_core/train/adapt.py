@@ -218,8 +218,8 @@ def measure_phase(tasks, spaces: dict, work: _Work, generator, measurer, s: Adap
 
         programs = [apply_decisions(space, b["sketch"], _decisions(space, b)) for b in best]
         results = measurer.measure(task, [p.mod for p in programs]) if programs else []
-        rows = [_row(task, models, b.get("source", "?"), p.sketch_index, p.decisions, r)
-                for b, p, r in zip(best, programs, results, strict=True)]  # fmt: skip
+        rows = [_row(task, models, "again", p.sketch_index, p.decisions, r)
+                for p, r in zip(programs, results, strict=True)]  # fmt: skip
         work.append(rows, stage, time.perf_counter() - start)
 
 
@@ -277,13 +277,13 @@ def adapt(
     budget = s.minutes * 60
     builder = builder or SpaceBuilder.for_target(target)
     spaces = {}
-    for t in sorted(tasks, key=lambda t: -t.weight):
+    for t in sorted(tasks, key=lambda t: -t.weight * t.flops):
         space = builder.build(t)
         if space.num_points or len(space.sketches) > 1:  # a task without decisions has nothing to learn
             spaces[t.id] = space
         if len(spaces) >= s.tasks:
             break
-    chosen = [t for t in sorted(tasks, key=lambda t: -t.weight) if t.id in spaces]
+    chosen = [t for t in sorted(tasks, key=lambda t: -t.weight * t.flops) if t.id in spaces]
     if not chosen:
         raise ValueError("none of the model's tasks has schedule decisions: there is nothing to adapt")
     log(f"adapting {base} to {hardware_prompt(target)} on {len(chosen)} tasks, {s.minutes:g} min")
