@@ -1,6 +1,13 @@
 """Shared pytest fixtures. Add yours below; keep expensive set-up session-scoped."""
 
+import os
+import tempfile
+
 import pytest
+
+# `tlm adapt`'s local checkpoints: a temporary folder, never the user's ~/.cache (an adapted checkpoint for
+# this machine would change which checkpoint the tests' `tlm generate` and the GUI use)
+os.environ["TLM_ADAPTED_DIR"] = tempfile.mkdtemp(prefix="tlm-adapted-")
 
 
 @pytest.fixture(scope="session")

@@ -27,11 +27,11 @@ def cmd_compare(args: argparse.Namespace) -> None:
     from tlm_core.measure import Measurer
     from tlm_core.progress import bar
 
-    generator, checkpoint = load_generator(args)
     user = read_database(args.db) if args.db else None
     for line in user.problems if user is not None else []:  # left out of the database, with why
         print(f"{args.db}: left out: {line}", file=sys.stderr)
     model, part, target = load_partition(args)
+    generator, checkpoint = load_generator(args, target)  # tlm adapt's checkpoint for this hardware, if any
     tasks = [part.task(args.task)] if args.task else part.tasks
     spaces = build_spaces(args, tasks, target)
     methods = ["default", "heuristic", "tlm", "tlm-best-of-k"]

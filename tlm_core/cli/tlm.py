@@ -25,7 +25,7 @@ def load_generator(args: argparse.Namespace, target=None):
     """The Generator of --checkpoint, else the one `tlm adapt` wrote for the target's hardware, else the shipped
     checkpoint, else (only with --random-init) an untrained one."""
     from tlm_core.generator import Generator
-    from tlm_core.model import checkpoint_label, default_checkpoint_for, new_model, preset
+    from tlm_core.model import default_checkpoint_for, new_model, preset
 
     if args.random_init:
         return Generator(new_model(preset(args.preset), seed=args.seed)), f"untrained {args.preset} (random init)"
@@ -35,7 +35,7 @@ def load_generator(args: argparse.Namespace, target=None):
             f"no TLM checkpoint at {path}: pass --checkpoint DIR (from `tlm train pretrain`), or --random-init "
             "to generate with an untrained model"
         )
-    return Generator.from_checkpoint(path), checkpoint_label(path, target)
+    return Generator.from_checkpoint(path), str(path)
 
 
 def cmd_generate(args: argparse.Namespace) -> None:
@@ -43,7 +43,10 @@ def cmd_generate(args: argparse.Namespace) -> None:
     from tlm_core.progress import bar, step
 
     _, part, target = load_partition(args)
+    from tlm_core.model import checkpoint_label
+
     generator, source = load_generator(args, target)
+    label = source if args.random_init else checkpoint_label(source, target)
     tasks = [part.task(args.task)] if args.task else part.tasks
     spaces = build_spaces(args, tasks, target)
     note = generator.unseen_hardware(spaces[tasks[0].id]) if tasks else None
@@ -79,7 +82,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
         del doc["programs"]
     valid = sum(c["valid"] for d in docs for c in d["candidates"])
     total = sum(len(d["candidates"]) for d in docs)
-    out = {"model": args.model, "checkpoint": source, "target": str(target), "tasks": docs,
+    out = {"model": args.model, "checkpoint": source, "checkpoint_label": label, "target": str(target), "tasks": docs,
            "valid": valid, "candidates": total, "hardware_note": note}  # fmt: skip
     rows = []
     for d in docs:
@@ -90,7 +93,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
             "gen": fmt_secs(d["seconds"]), "latency": fmt_secs(d.get("best_latency_s")),
         })  # fmt: skip
     cols = ["id", "name", "cands", "sketch", "decisions", "valid", "gen"] + (["latency"] if args.measure else [])
-    text = f"checkpoint: {source}\n" + table(rows, cols) + f"\nvalid: {valid}/{total} candidates"
+    text = f"checkpoint: {label}\n" + table(rows, cols) + f"\nvalid: {valid}/{total} candidates"
     if args.task and not args.json:
         text += "\n" + "\n".join(c["sentence"] for c in docs[0]["candidates"][:1])
     emit(args, out, text)
