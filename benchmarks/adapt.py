@@ -120,11 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else adapted_checkpoint(target)
     if args.quick and not args.out:
         out = Path(args.work).parent / "checkpoint"
+    measured_before = len(_read_rows(Path(args.work) / ROWS_FILE))
     start = time.perf_counter()
     settings = AdaptSettings(minutes=args.minutes, tasks=len(chosen), steps=args.steps, lr=args.lr)
     summary = adapt([t for t, _ in chosen], target, args.work, out, shipped_dir, settings, args.models,
                     builder=builder, log=lambda m: print(m, file=sys.stderr, flush=True))  # fmt: skip
     adapt_minutes = (time.perf_counter() - start) / 60
+    resumed = measured_before > 0  # adapt ran before on this work folder: its figures are that run's
     picked = out if (args.out or args.quick) else default_checkpoint_for(target)
     if not args.quick and not args.out and picked != out:
         raise SystemExit(f"default_checkpoint_for(target) resolved to {picked}, not the adapted {out}")
@@ -162,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     results = report.results_dir()
     results.mkdir(parents=True, exist_ok=True)
     rows_out = results / f"{name}-rows.jsonl.gz"
-    src = Path(args.work) / ROWS_FILE
-    rows_out.write_bytes(gzip.compress(src.read_bytes(), mtime=0))
+    if not resumed:
+        rows_out.write_bytes(gzip.compress((Path(args.work) / ROWS_FILE).read_bytes(), mtime=0))
     ratios = ("adapted_vs_shipped", "adapted_vs_heuristic", "shipped_vs_heuristic", "best_vs_heuristic")
     geo = {f"{w}_{k}": gm(k, w) for w in ("adapt", "control") for k in ratios}
     doc = {
@@ -175,11 +177,12 @@ def main(argv: list[str] | None = None) -> int:
         "adapt": {k: v for k, v in summary.items() if k != "tasks"},
         "adapt_tasks": summary["tasks"],
         "adapt_wall_minutes": round(adapt_minutes, 2),
+        "resumed": resumed,
         "checkpoint_used": checkpoint_label(picked, target),
         "rounds": args.rounds,
         "geomeans": geo,
         "tasks": doc_tasks,
-        "rows_file": rows_out.name,
+        "rows_file": None if resumed else rows_out.name,
     }
     cols = ["task", "set", "shipped_us", "adapted_us", "heuristic_us", "adapt_best_us", "adapted_vs_shipped",
             "adapted_vs_heuristic", "shipped_vs_heuristic", "best_vs_heuristic", "adapted_is"]  # fmt: skip
@@ -188,8 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         f"Target {here} (LLVM -mcpu={args.cpu}, num-cores {args.cores}, TVM_NUM_THREADS="
         f"{os.environ.get('TVM_NUM_THREADS')}, affinity {cpu_count()} CPU(s)); host {lscpu_model()}, LLVM "
         f"{report.machine()['cpu']}. The shipped checkpoint learnt only {len(trained_on)} other hardware prompts.",
-        f"`tlm adapt` on the {len(chosen)} adapt tasks: budget {args.minutes:g} min, {adapt_minutes:.1f} min wall "
-        f"(start-up included), {summary['measured']} programs measured ({summary['failed']} failed) in "
+        f"`tlm adapt` on the {len(chosen)} adapt tasks: budget {args.minutes:g} min, "
+        + (f"resumed from {args.work} ({measured_before} measurements of an earlier run; adapt measured nothing "
+           "new here and its figures are that run's), " if resumed else
+           f"{adapt_minutes:.1f} min wall (start-up included), ")
+        + f"{summary['measured']} programs measured ({summary['failed']} failed) in "
         f"{summary['measure_minutes']} min, fine-tuned {summary['train_steps']} steps (lr {args.lr:g}) in "
         f"{summary['train_minutes']} min on {summary['examples']} examples.",
         f"Geometric means, adapt tasks: adapted/shipped {f(geo['adapt_adapted_vs_shipped'])}x, adapted vs "
@@ -200,8 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Latencies: medians of {args.rounds} side-by-side rounds (rotated order), each a 5-repeat median; ratios"
         " > 1 mean the first named is faster. adapt_best: the fastest program adapt measured (after re-measuring"
         " its top 3), a short search's result. The adapt tasks are the ones adapted on (the user's own model).",
-        f"Checkpoint used after adapt: {checkpoint_label(picked, target)}; every measurement adapt made: "
-        f"{rows_out.name}.",
+        f"Checkpoint used after adapt: {checkpoint_label(picked, target)}"
+        + ("." if resumed else f"; every measurement adapt made: {rows_out.name}."),
     ]
     md = report.write(name, doc, cols, rows, f"tlm adapt on unseen hardware: {args.cpu}, {args.cores} core(s)", notes)
     print(md.read_text())
