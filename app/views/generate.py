@@ -31,6 +31,8 @@ with st.status("Building the schedule space and loading the TLM ...") as status:
     status.update(label=f"Schedule space of {task.name}; TLM {state.checkpoint_caption()}", state="complete")
 if note := gen.unseen_hardware(space):
     st.warning(note.capitalize())
+if note := gen.unseen_task(space):  # a kind, layout or size outside its training data
+    st.warning(note.replace("MODEL", model.name).capitalize())
 if not space.num_points and len(space.sketches) < 2:
     st.info("This subgraph's schedule has no decisions: the rules fix it, there is nothing to generate.")
     st.stop()

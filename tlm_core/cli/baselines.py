@@ -153,6 +153,9 @@ def cmd_compile(args: argparse.Namespace) -> None:
         generator = Generator.from_checkpoint(path)
         if not args.quiet:
             print(f"TLM checkpoint: {checkpoint_label(path, target)}", file=sys.stderr)
+        from tlm_core.cli.tlm import task_notes
+
+        task_notes(generator, part.tasks, args)  # tasks outside what it learnt, one line each
     shown = {"step": ""}
 
     def progress(fraction: float, message: str) -> None:

@@ -14,7 +14,7 @@ from tlm_core.cli.common import build_spaces, emit, fmt_secs, load_partition, ta
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
-    from tlm_core.cli.tlm import load_generator
+    from tlm_core.cli.tlm import load_generator, task_notes
     from tlm_core.compare import (
         Results,
         machine_ceilings,
@@ -34,6 +34,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     generator, checkpoint = load_generator(args, target)  # tlm adapt's checkpoint for this hardware, if any
     tasks = [part.task(args.task)] if args.task else part.tasks
     spaces = build_spaces(args, tasks, target)
+    unseen = task_notes(generator, [spaces[t.id] for t in tasks], args)  # outside what the TLM learnt
     methods = ["default", "heuristic", "tlm", "tlm-best-of-k"]
     methods += ["heuristic-top-k"] if args.top > 1 else []
     methods += ["search"] if args.trials > 0 else []
@@ -74,6 +75,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
         "pytorch_eager_s": pytorch,
         "roofline": ceilings.to_dict(),
         "database": None if user is None else user.summary(tasks),
+        "task_notes": unseen,
     }
     shown = [
         {
@@ -95,6 +97,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
     )
     if pytorch is not None:
         text += f"; PyTorch eager end to end {fmt_secs(pytorch)}"
+    failed = [f"{r['id']} {r['method']}: {r['error']}" for r in rows if not r["ok"]]
+    text += "".join(f"\nfailed: {line}" for line in failed)  # the table cuts the reasons short
     text += f"\nroofline: {ceilings.peak_gflops:.1f} GFLOP/s (numpy GEMM), {ceilings.bandwidth_gbs:.1f} GB/s (copy)"
     emit(args, doc, text)
 

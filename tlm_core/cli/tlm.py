@@ -1,4 +1,4 @@
-"""TLM commands: `tlm generate` (schedules written by the model) and `tlm train corpus|pretrain|finetune`."""
+"""TLM commands: `tlm generate` (schedules the model writes), `tlm train corpus|teacher|pretrain|finetune|learnt`."""
 
 from __future__ import annotations
 
@@ -38,6 +38,24 @@ def load_generator(args: argparse.Namespace, target=None):
     return Generator.from_checkpoint(path), str(path)
 
 
+def task_notes(generator, items: list, args: argparse.Namespace, shown: int = 5) -> dict[str, str]:
+    """Task id -> why it lies outside what the TLM learnt (Generator.unseen_task), for spaces or tasks; the
+    first few printed as "note:" lines on stderr (unless --quiet), the rest counted."""
+    notes = {}
+    for item in items:
+        note = generator.unseen_task(item)
+        if note:
+            task = getattr(item, "task", item)
+            notes[task.id] = note.replace("MODEL", str(args.model))
+    if not args.quiet:
+        for note in list(notes.values())[:shown]:
+            print(f"note: {note}", file=sys.stderr)
+        if len(notes) > shown:
+            print(f"note: {len(notes) - shown} more tasks lie outside what the TLM learnt (--json lists them)",
+                  file=sys.stderr)  # fmt: skip
+    return notes
+
+
 def cmd_generate(args: argparse.Namespace) -> None:
     from tlm_core.program import InvalidDecisions, apply_decisions
     from tlm_core.progress import bar, step
@@ -52,6 +70,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
     note = generator.unseen_hardware(spaces[tasks[0].id]) if tasks else None
     if note and not args.quiet:
         print(f"note: {note}", file=sys.stderr)
+    unseen = task_notes(generator, [spaces[t.id] for t in tasks], args)
     docs = []
     for task in bar(tasks, "generating", quiet=args.quiet):
         space = spaces[task.id]
@@ -83,7 +102,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
     valid = sum(c["valid"] for d in docs for c in d["candidates"])
     total = sum(len(d["candidates"]) for d in docs)
     out = {"model": args.model, "checkpoint": source, "checkpoint_label": label, "target": str(target), "tasks": docs,
-           "valid": valid, "candidates": total, "hardware_note": note}  # fmt: skip
+           "valid": valid, "candidates": total, "hardware_note": note, "task_notes": unseen}  # fmt: skip
     rows = []
     for d in docs:
         best = d["candidates"][0]
@@ -154,6 +173,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
 def cmd_finetune(args: argparse.Namespace) -> None:
     import json
 
+    from tlm_core.model.learnt import example_prompts, learnt_from_prompts, save_learnt
     from tlm_core.train import finetune, measured_examples, teacher_examples
 
     log = _stderr_log(args)
@@ -177,8 +197,19 @@ def cmd_finetune(args: argparse.Namespace) -> None:
     if other:
         return
     (Path(args.out) / "finetune_data.json").write_text(json.dumps(summary, indent=1) + "\n")
+    save_learnt(args.out, learnt_from_prompts(example_prompts(examples), [*args.data, *(args.teacher or [])]))
     text = f"fine-tuned on {len(examples)} programs to step {info['step']}, loss {info['loss']:.4f}: {args.out}"
     emit(args, {**info, "data": summary}, text)
+
+
+def cmd_learnt(args: argparse.Namespace) -> None:
+    from tlm_core.model.learnt import LEARNT, corpus_prompts, learnt_from_prompts, save_learnt
+
+    learnt = learnt_from_prompts(corpus_prompts(args.teacher, args.anonymous), args.teacher)
+    path = save_learnt(args.checkpoint, learnt)
+    kinds = sum(len(v) for v in learnt["kinds"].values())
+    emit(args, {"out": str(path), "prompts": learnt["prompts"], "kinds": kinds},
+         f"{LEARNT}: {kinds} kinds x layouts from {learnt['prompts']} prompts -> {path}")  # fmt: skip
 
 
 def cmd_round(args: argparse.Namespace) -> None:
@@ -334,6 +365,13 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--small-repeat", type=int, default=1, metavar="K",
                     help="teacher sentences of tasks of at most 2^20 FLOPs (run on one core) K times")  # fmt: skip
     _training_options(sp, steps=300)
+    sp = add(tsub, "learnt", cmd_learnt, "write a checkpoint's learnt.json: the task kinds its training saw",
+             model=False, example="tlm train learnt assets/tlm-small --teacher "
+             "assets/corpus/teacher-v14-znver5.jsonl.gz --anonymous each")  # fmt: skip
+    sp.add_argument("checkpoint", help="the checkpoint folder to write learnt.json into")
+    sp.add_argument("--teacher", nargs="+", required=True, help="the corpus files it was fine-tuned on")
+    sp.add_argument("--anonymous", nargs="?", const="all", choices=["all", "each"],
+                    help="as fine-tuning was given: the name-hidden copies count as learnt too")  # fmt: skip
     sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
              model=False, example="tlm train round data/cpu-znver5 --checkpoint assets/tlm-small "
              "--work out/round1 --out data/cpu-znver5-rounds/round1")  # fmt: skip

@@ -17,6 +17,10 @@ from pathlib import Path
 import torch
 
 from ..language import Prompt, hardware_differences, hardware_of, hardware_tokens, make_prompt
+from ..language.operator import blocks_of
+from ..language.signature import task_signature
+from ..model.learnt import novelty
+from ..partition.task import Task
 from ..space import Decision, Space
 from .beam import beam_search
 from .decode import Policy, decode_one, prompt_stream
@@ -33,6 +37,7 @@ class Generator:
         self.threads = threads
         self.wide_threads = wide_threads
         self.hardware: list[str] = []  # hardware prompts it was trained on (train_state.json); [] = unknown
+        self.learnt: dict | None = None  # the kinds, layouts and sizes of its training tasks (learnt.json)
 
     def _stream(self, prompt: Prompt) -> TokenStream:
         return prompt_stream(self.model, prompt, self.wide_threads)
@@ -40,9 +45,11 @@ class Generator:
     @classmethod
     def from_checkpoint(cls, directory: str | Path, threads: int | None = 1, wide_threads: int | None = 2) -> Generator:
         from ..model import load_checkpoint, train_state
+        from ..model.learnt import load_learnt
 
         gen = cls(load_checkpoint(directory), threads, wide_threads)
         gen.hardware = list(train_state(directory).get("hardware", []))
+        gen.learnt = load_learnt(directory)
         gen.warm_up()
         return gen
 
@@ -64,6 +71,25 @@ class Generator:
                 f"{what}. Its prompt here is one it never saw, so its schedules are untested guesses: "
                 "run `tlm adapt MODEL` to fine-tune it on programs measured on this machine (or tlm dataset "
                 "collect, tlm train), or compare with the heuristic")  # fmt: skip
+
+    def unseen_task(self, space: Space | Task) -> str | None:
+        """A warning when a task lies outside what this model learnt (learnt.json): an operator kind, a layout
+        or sizes far beyond those of its training tasks. None: it is like them, it has nothing to decide, or the
+        checkpoint does not say. Outside them its programs have been up to 200x slower than the heuristic's."""
+        task = space.task if isinstance(space, Space) else space
+        if self.learnt is None or isinstance(space, Space) and not space.num_points and len(space.sketches) < 2:
+            return None
+        sig = task_signature(task)
+        if not isinstance(space, Space) and sig is not None and "R" not in sig.pattern:
+            return None  # without its space: a task without a reduction has no decisions on a CPU (elementwise)
+        what = novelty(sig, self.learnt)
+        if not what:
+            return None
+        blocks = ", ".join(b.name_hint for b in blocks_of(task.func)[:6])
+        return (f"task {task.name} ({task.id}; blocks {blocks}) lies outside what this TLM learnt: new "
+                f"{'; '.join(what)}. Its schedules here are untested guesses, possibly far slower than the "
+                f"heuristic's: compare them (`tlm compare MODEL --task {task.id}`) or fine-tune it on this "
+                "model's tasks (`tlm adapt MODEL`)")  # fmt: skip
 
     def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
         """The most likely token at every step: the same input always gives the same output."""
