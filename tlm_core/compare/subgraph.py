@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tlm_core.compare.method import LABELS, METHODS, MethodResult, from_measurement, match_trace, trace_text
+from tlm_core.errors import summary
 from tlm_core.measure import Measurer
 from tlm_core.space import Space
 
@@ -159,28 +160,42 @@ def run_method(
     on_trial: Callable[[Any], None] | None = None,
     database: Any = None,
 ) -> MethodResult:
-    """One method on one task. generator: for tlm*; database: a UserDatabase for "database"."""
+    """One method on one task. generator: for tlm*; database: a UserDatabase for "database".
+
+    A method that fails on the task (no program found, TVM refusing a schedule) gives a failed row saying why,
+    never an exception: one method's failure must not abort a comparison of the others. Wrong arguments
+    (an unknown method, a missing generator or database) still raise."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
+    if method in ("tlm", "tlm-best-of-k") and generator is None:
+        raise ValueError(f"method {method} needs a TLM generator")
+    if method == "database" and database is None:
+        raise ValueError("method database needs a MetaSchedule database (read_database)")
+    start = time.perf_counter()
+    try:
+        return _run(method, space, measurer, generator, k, top_k, trials, on_trial, database)
+    except Exception as err:  # the row says why; the comparison goes on
+        label = LABELS[method].replace("Top-k", f"Top-{top_k}").replace("best of k", f"best of {k}")
+        return MethodResult(space.task.id, method, label, False, compile_s=time.perf_counter() - start,
+                            error=f"{method} failed: {summary(err)}")  # fmt: skip
+
+
+def _run(method, space, measurer, generator, k, top_k, trials, on_trial, database) -> MethodResult:
     if method == "default":
         return run_default(space, measurer)
     if method == "heuristic":
         return run_heuristic(space, measurer)
     if method == "heuristic-top-k":
         return run_heuristic_top_k(space, measurer, top_k)
-    if method in ("tlm", "tlm-best-of-k"):
-        if generator is None:
-            raise ValueError(f"method {method} needs a TLM generator")
-        if method == "tlm":
-            return run_tlm(space, measurer, generator)
+    if method == "tlm":
+        return run_tlm(space, measurer, generator)
+    if method == "tlm-best-of-k":
         return run_tlm_best_of_k(space, measurer, generator, k)
     if method == "search":
         return run_search(space, measurer, trials, on_trial)
-    if method == "database":
-        from tlm_core.compare.database import database_result
+    from tlm_core.compare.database import database_result
 
-        if database is None:
-            raise ValueError("method database needs a MetaSchedule database (read_database)")
-        return database_result(space, database, measurer)
-    raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
+    return database_result(space, database, measurer)
 
 
 def side_by_side(space: Space, results: list[MethodResult], measurer: Measurer, rounds: int = 3) -> None:

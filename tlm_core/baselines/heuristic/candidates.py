@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+from ...errors import summary
 from ...program import InvalidDecisions, apply_decisions
 from ...space import Space, replay
 from ..hardware import Hardware
@@ -77,5 +78,22 @@ def heuristic_program(space: Space, hw: Hardware | None = None, knobs: Knobs = D
     if not found:  # every sketch rejected by its postprocessors: try the knob variants
         found = heuristic_candidates(space, k=1, hw=hw, variants=True)
     if not found:
-        raise InvalidDecisions(None, f"the heuristic found no valid program for task {space.task.name}")
+        raise InvalidDecisions(None, f"the heuristic found no valid program for task {space.task.name}: "
+                               f"{_why_none(space, hw, knobs)}")  # fmt: skip
     return found[0]
+
+
+def _why_none(space: Space, hw: Hardware | None, knobs: Knobs) -> str:
+    """Why each sketch gave no program under the default knobs (its first error), for the failure's message."""
+    if not space.sketches:
+        return "the space has no sketch"
+    reasons = []
+    for index in range(len(space.sketches)):
+        try:
+            cand = construct(space, index, knobs, hw)
+            apply_decisions(space, index, cand.decisions)
+            reason = "built here, rejected under every knob variant"
+        except Exception as err:  # what the ranking skipped silently
+            reason = summary(err)
+        reasons.append(f"sketch {index}: {reason}")
+    return "; ".join(reasons)
