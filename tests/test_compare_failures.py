@@ -71,3 +71,15 @@ def test_compare_goes_on_when_one_method_fails(capsys, monkeypatch):
     rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["tasks"]}
     assert not rows["heuristic"]["ok"] and rows["heuristic"]["error"].startswith("heuristic failed")
     assert all(rows[m]["ok"] for m in ("default", "tlm", "tlm-best-of-k")), rows
+
+
+@pytest.mark.slow
+def test_a_search_stops_at_its_time_limit_with_the_trials_so_far(workload_spaces, measurer, tmp_path):
+    from tlm_core.baselines.search import search
+    from tlm_core.records import RecordStore
+
+    task = workload_spaces["matmul_128"].task
+    store = RecordStore(tmp_path)
+    result = search([task], workload_spaces["matmul_128"].target, 4, measurer, store=store, per_iter=2, max_seconds=0)
+    assert result.stopped and len(result.trials) == 2 and result.best[task.id] > 0  # the first batch only
+    assert len(store.tvm_database().get_all_tuning_records()) == 2  # its records kept

@@ -13,6 +13,7 @@ program goes into a RecordStore (MetaSchedule JSONDatabase files).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tempfile
 import time
@@ -52,6 +53,7 @@ class SearchResult:
     best: dict[str, float] = field(default_factory=dict)  # task id -> best latency found
     seconds: float = 0.0  # wall time of the whole search, start-up included
     budget: dict[str, int] = field(default_factory=dict)  # task id -> trials it was given
+    stopped: bool = False  # stopped at its time limit (max_seconds), with the trials measured so far
 
     def trials_of(self, task_id: str) -> list[Trial]:
         return [t for t in self.trials if t.task_id == task_id]
@@ -70,21 +72,34 @@ class SearchResult:
             "label": LABEL,
             "seconds": self.seconds,
             "budget": self.budget,
+            "stopped": self.stopped,
             "best": self.best,
             "trials": [asdict(t) for t in self.trials],
         }
 
 
+class SearchStopped(Exception):
+    """Raised from the runner when the search's time is up: MetaSchedule has no time limit of its own."""
+
+
 class _Bridge:
     """What our builder and runner share: built modules by key, their tasks, and the trial log."""
 
-    def __init__(self, tasks: list[Task], measurer: Measurer, on_trial: Callable[[Trial], None] | None):
+    def __init__(
+        self,
+        tasks: list[Task],
+        measurer: Measurer,
+        on_trial: Callable[[Trial], None] | None,
+        max_seconds: float | None = None,
+    ):
         self.tasks = tasks
         self.measurer = measurer
         self.on_trial = on_trial
         self.pending: dict[str, tuple[Task, tvm.IRModule]] = {}
         self.trials: list[Trial] = []
         self.start = time.perf_counter()
+        self.max_seconds = max_seconds
+        self.stopped = False
         self._next = 0
 
     def task_of(self, mod: tvm.IRModule) -> Task:
@@ -106,6 +121,10 @@ class _Bridge:
         return key
 
     def run(self, keys: list[str]) -> list[MeasureResult]:
+        over = self.max_seconds is not None and time.perf_counter() - self.start > self.max_seconds
+        if over and self.trials:  # one batch at least, so a stopped search still has a best program
+            self.stopped = True
+            raise SearchStopped(f"search stopped after {self.max_seconds:.0f} s, {len(self.trials)} trials")
         results: dict[str, MeasureResult] = {}
         by_task: dict[str, list[str]] = {}
         for key in keys:
@@ -180,11 +199,16 @@ def search(
     seed: int = 0,
     on_trial: Callable[[Trial], None] | None = None,
     work_dir: str | Path | None = None,
+    max_seconds: float | None = None,
 ) -> SearchResult:
     """Tune the tasks with a global budget of `trials` (MetaSchedule's gradient task scheduler shares it,
-    capped per task by `trial_budget`). Every measured program is appended to `store` when given."""
+    capped per task by `trial_budget`). Every measured program is appended to `store` when given.
+
+    max_seconds: stop before the first batch that would start later (the trials so far are kept). Each
+    batch is preceded by MetaSchedule's evolution of its population, ~50-70 s per 16 trials here whatever
+    the task's size (a 3-D convolution's is the slowest), so a long budget takes minutes per task."""
     start = time.perf_counter()
-    bridge = _Bridge(tasks, measurer, on_trial)
+    bridge = _Bridge(tasks, measurer, on_trial, max_seconds)
     budget = trial_budget(tasks, trials)
     import_tensor_intrinsics()  # what the first TuneContext would import, without its slow part
     contexts = [
@@ -199,8 +223,9 @@ def search(
         )
         for i, t in enumerate(tasks)
     ]
-    with tempfile.TemporaryDirectory() as tmp:
-        db = ms.tune.tune_tasks(
+    db = ms.database.MemoryDatabase()  # ours: it keeps the records of a search stopped at its time limit
+    with tempfile.TemporaryDirectory() as tmp, _stoppable(bridge):
+        ms.tune.tune_tasks(
             tasks=contexts,
             task_weights=[float(t.weight) for t in tasks],
             work_dir=str(work_dir or tmp),
@@ -209,13 +234,14 @@ def search(
             num_trials_per_iter=per_iter,
             builder=_builder(bridge),
             runner=_runner(bridge),
-            database="memory",
+            database=db,
             cost_model="xgb",
             # MetaSchedule's default list also removes build artifacts from disk; ours never write any.
             measure_callbacks=[ms.measure_callback.AddToDatabase(), ms.measure_callback.UpdateCostModel()],
             task_scheduler="gradient",
         )
-    result = SearchResult(trials=bridge.trials, seconds=time.perf_counter() - start, budget=budget)
+    result = SearchResult(trials=bridge.trials, seconds=time.perf_counter() - start, budget=budget,
+                          stopped=bridge.stopped)  # fmt: skip
     for task in tasks:
         ok = [t.latency for t in result.trials_of(task.id) if t.latency is not None]
         if ok:
@@ -223,6 +249,16 @@ def search(
     if store is not None:
         save_records(db, tasks, target, store)
     return result
+
+
+@contextlib.contextmanager
+def _stoppable(bridge: _Bridge):
+    """Ends the search quietly when the bridge stopped it (the error comes back through TVM's FFI)."""
+    try:
+        yield
+    except Exception:
+        if not bridge.stopped:
+            raise
 
 
 def save_records(db: ms.database.Database, tasks: list[Task], target: Target, store: RecordStore) -> int:

@@ -44,7 +44,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
         for task in bar(tasks, "comparing", quiet=args.quiet):
             for method in methods:
                 results.add(run_method(method, spaces[task.id], m, generator, k=args.candidates, top_k=args.top,
-                                       trials=args.trials, database=user))  # fmt: skip
+                                       trials=args.trials, database=user,
+                                       search_seconds=args.search_minutes and args.search_minutes * 60))  # fmt: skip
             if args.side_by_side:
                 side_by_side(spaces[task.id], results.of_task(task.id), m, args.side_by_side)
     ceilings = machine_ceilings()
@@ -112,7 +113,10 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--candidates", type=int, default=4, metavar="K", help="TLM best-of-K (beam search, measured)")
     sp.add_argument("--top", type=int, default=0, help="also the heuristic's measured Top-k (k > 1)")
     sp.add_argument("--checkpoint", help="TLM checkpoint folder (default: the shipped assets/tlm-small)")
-    sp.add_argument("--timeout", type=float, default=30.0)
+    sp.add_argument("--timeout", type=float, default=30.0, help="seconds per program (build, run, check, time)")
+    sp.add_argument("--search-minutes", type=float, metavar="M",
+                    help="stop each task's search after M minutes with the trials so far (MetaSchedule evolves "
+                    "its population for ~1 minute per 16 trials here, longer for 3-D convolutions)")  # fmt: skip
     sp.add_argument("--side-by-side", type=int, default=0, metavar="ROUNDS",
                     help="then measure each task's programs again together, ROUNDS rounds in rotated order "
                     "(medians: a fair comparison on a noisy machine; 0: no)")  # fmt: skip

@@ -116,9 +116,15 @@ def run_tlm_best_of_k(space: Space, measurer: Measurer, generator: Any, k: int =
 
 
 def run_search(
-    space: Space, measurer: Measurer, trials: int, on_trial: Callable[[Any], None] | None = None, seed: int = 0
+    space: Space,
+    measurer: Measurer,
+    trials: int,
+    on_trial: Callable[[Any], None] | None = None,
+    seed: int = 0,
+    max_seconds: float | None = None,
 ) -> MethodResult:
-    """MetaSchedule's evolutionary search on this task alone; the best trial's program (checked like every trial)."""
+    """MetaSchedule's evolutionary search on this task alone; the best trial's program (checked like every trial).
+    max_seconds: stop it there with the trials so far (the row's label says so)."""
     from tlm_core.baselines.search import search
     from tlm_core.compile.schedules import Schedule, best_in_database, scheduled_module
     from tlm_core.records import RecordStore
@@ -127,14 +133,14 @@ def run_search(
     with tempfile.TemporaryDirectory() as tmp:
         store = RecordStore(tmp)
         result = search([task], space.target, trials, measurer, store=store, per_iter=max(1, min(16, trials)),
-                        seed=seed, on_trial=on_trial)  # fmt: skip
+                        seed=seed, on_trial=on_trial, max_seconds=max_seconds)  # fmt: skip
         trace, _ = best_in_database(store.tvm_database(), task, space.target)
     latency = result.best.get(task.id)
     matched = match_trace(space, trace) if trace is not None else None
     return MethodResult(
         task_id=task.id,
         method="search",
-        label=f"{LABELS['search']}, {len(result.trials)} trials",
+        label=f"{LABELS['search']}, {len(result.trials)} trials" + (" (stopped at its time limit)" * result.stopped),
         ok=latency is not None,
         latency=latency,
         gflops=task.flops / latency / 1e9 if latency and task.flops else None,
@@ -159,8 +165,10 @@ def run_method(
     trials: int = 16,
     on_trial: Callable[[Any], None] | None = None,
     database: Any = None,
+    search_seconds: float | None = None,
 ) -> MethodResult:
-    """One method on one task. generator: for tlm*; database: a UserDatabase for "database".
+    """One method on one task. generator: for tlm*; database: a UserDatabase for "database"; search_seconds:
+    a time limit for search (None: its trials decide).
 
     A method that fails on the task (no program found, TVM refusing a schedule) gives a failed row saying why,
     never an exception: one method's failure must not abort a comparison of the others. Wrong arguments
@@ -173,14 +181,14 @@ def run_method(
         raise ValueError("method database needs a MetaSchedule database (read_database)")
     start = time.perf_counter()
     try:
-        return _run(method, space, measurer, generator, k, top_k, trials, on_trial, database)
+        return _run(method, space, measurer, generator, k, top_k, trials, on_trial, database, search_seconds)
     except Exception as err:  # the row says why; the comparison goes on
         label = LABELS[method].replace("Top-k", f"Top-{top_k}").replace("best of k", f"best of {k}")
         return MethodResult(space.task.id, method, label, False, compile_s=time.perf_counter() - start,
                             error=f"{method} failed: {summary(err)}")  # fmt: skip
 
 
-def _run(method, space, measurer, generator, k, top_k, trials, on_trial, database) -> MethodResult:
+def _run(method, space, measurer, generator, k, top_k, trials, on_trial, database, search_seconds) -> MethodResult:
     if method == "default":
         return run_default(space, measurer)
     if method == "heuristic":
@@ -192,7 +200,7 @@ def _run(method, space, measurer, generator, k, top_k, trials, on_trial, databas
     if method == "tlm-best-of-k":
         return run_tlm_best_of_k(space, measurer, generator, k)
     if method == "search":
-        return run_search(space, measurer, trials, on_trial)
+        return run_search(space, measurer, trials, on_trial, max_seconds=search_seconds)
     from tlm_core.compare.database import database_result
 
     return database_result(space, database, measurer)
