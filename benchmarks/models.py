@@ -438,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--methods", nargs="*", help="torch_compile, default, heuristic, tlm, search (default: all)")
     p.add_argument("--paper", action="store_true", help="the paper-size models (resumable: see --work)")
+    p.add_argument("--report-only", action="store_true", help="--paper: write the results from --work, run nothing")
     p.add_argument("--work", default=WORK, help="--paper's folder of finished rows (a rerun skips them)")
     p.add_argument("--eager", metavar="MODEL", help=argparse.SUPPRESS)  # eager_ms's fresh process
     p.add_argument("--pytorch-row", metavar="MODEL", help=argparse.SUPPRESS)  # --paper's PyTorch process
@@ -452,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.tvm_rows:
         tvm_rows(args.tvm_rows, args.methods, args.repeat, Path(args.work), Path(args.work) / "rows.jsonl")
         return 0
+    if args.paper and args.report_only:
+        return paper_report(Path(args.work), args.models or PAPER, PAPER_METHODS, args)
     if args.paper:
         return paper_run(args)
     trials = args.trials if args.trials is not None else (0 if args.quick else 20)
