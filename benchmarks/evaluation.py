@@ -42,13 +42,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import report  # noqa: E402
-from benchmarks.evaluation_report import write_results  # noqa: E402
-from benchmarks.tasks import held_out_tasks  # noqa: E402
-from tlm_core.dataset.splits import VALIDATION_MODELS  # noqa: E402
+from benchmarks.evaluation_report import write_results, write_test_results  # noqa: E402
+from benchmarks.tasks import held_out_tasks, test_split_tasks  # noqa: E402
+from tlm_core.dataset.splits import TEST_MAX_GFLOP, TEST_MODELS, TEST_PER_MODEL, VALIDATION_MODELS  # noqa: E402
 
 FULL = {"models": list(VALIDATION_MODELS), "tasks": 2, "k": 10, "search_trials": 64,
         "max_gflop": 0.3, "rounds": 3}  # fmt: skip
 QUICK = {"models": ["mobilenetv2-tiny"], "tasks": 1, "k": 2, "search_trials": 4, "max_gflop": 0.3, "rounds": 3}
+# The clean test split (tlm_core.dataset.splits): its declared tasks; search on --search-tasks of them (spread
+# evenly: 512 trials cost 10-20 minutes a task here); no random sampling; TVM default and the heuristic's Top-10.
+TEST = {"models": list(TEST_MODELS), "tasks": TEST_PER_MODEL, "k": 10, "search_trials": 512,
+        "max_gflop": TEST_MAX_GFLOP, "rounds": 3, "split": "test", "search_tasks": 0}  # fmt: skip
 
 
 def checkpoint_key(path: Path) -> str:
@@ -71,7 +75,8 @@ class Evaluation:
         self.rows = [json.loads(line) for line in lines]
 
     def done(self, task_id: str, method: str) -> dict | None:
-        return next((r for r in self.rows if r["task"] == task_id and r["method"] == method), None)
+        """The latest row of (task, method): a redone side-by-side row replaces the one before."""
+        return next((r for r in reversed(self.rows) if r["task"] == task_id and r["method"] == method), None)
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
@@ -141,6 +146,23 @@ class Evaluation:
         return {"top1": lat, "rules_s": rules_s, "compile_s": time.perf_counter() - start,
                 "program": [top1.program.sketch_index, top1.program.decisions]}  # fmt: skip
 
+    def heuristic10(self, task, space) -> dict:
+        """The heuristic's Top-k (its k best candidates by its own cost model) as a best-of-k, like the TLM's."""
+        from tlm_core.baselines.heuristic import heuristic_candidates
+
+        start = time.perf_counter()
+        cands = heuristic_candidates(space, self.k)
+        measured = self.best_of(task, [c.program.mod for c in cands])
+        return {"candidates": len(cands), **measured, "compile_s": time.perf_counter() - start,
+                "programs": [[c.program.sketch_index, c.program.decisions] for c in cands]}  # fmt: skip
+
+    def default(self, task) -> dict:
+        """TVM's default: DLight's CPU rules where one applies, else the untuned task (tlm_core.baselines.default)."""
+        from tlm_core.baselines.default import default_module
+
+        (result,) = self.measurer.measure(task, [default_module(task, self.target)])
+        return {"top1": result.latency if result.ok else None, "error": result.error}
+
     def search(self, task) -> dict:
         from tlm_core.baselines.search import search
         from tlm_core.records import RecordStore
@@ -184,6 +206,7 @@ class Evaluation:
         rounds: int = 3,
         search_top: int = 5,
         cmp_row: dict | None = None,
+        extra: dict | None = None,
     ) -> dict | None:
         """The TLM's top-1 and best-of-k programs (and those of `cmp_row`, a second checkpoint's row, as cmp_top1
         and cmp_best), the heuristic's and search's best measured again in one batch,
@@ -191,18 +214,24 @@ class Evaluation:
         medians, a top-1 latency one median: measured side by side, that bias is gone. Search's program is the
         fastest of its `search_top` best records measured again first (its top record alone may be a lucky
         measurement), as the TLM's best-of-k is the fastest of its k. None when the search's records were not
-        kept (rows of older runs). The heuristic's program is its row's (rebuilt by the rules for older rows)."""
+        kept (rows of older runs). The heuristic's program is its row's (rebuilt by the rules for older rows).
+        extra (the test split): {"heuristic10": its row}; adds TVM default and the heuristic's best-of-k, and
+        search only where it ran on this task."""
         from tlm_core.baselines.heuristic import heuristic_program
         from tlm_core.compile.schedules import remeasured_best
         from tlm_core.program import apply_decisions
         from tlm_core.records import RecordStore
 
         lat = tlm_row["latencies"]
-        if not self.search_records().exists() or "programs" not in tlm_row or all(x is None for x in lat):
+        if "programs" not in tlm_row or all(x is None for x in lat):
             return None
-        searched = remeasured_best(RecordStore(self.search_records()).tvm_database(), task, self.measurer, search_top)
-        if searched.mod is None:
-            return None
+        searched = None
+        if self.search_records().exists():
+            db = RecordStore(self.search_records()).tvm_database()
+            if db.has_workload(task.mod):
+                searched = remeasured_best(db, task, self.measurer, search_top)
+        if searched is None and not extra:
+            return None  # the validation split's rows: always with search
         programs = _top1_and_best(tlm_row)
         if cmp_row and "programs" in cmp_row and any(x is not None for x in cmp_row["latencies"]):
             programs |= {f"cmp_{role}": p for role, p in _top1_and_best(cmp_row).items()}
@@ -214,8 +243,19 @@ class Evaluation:
             mods[role] = apply_decisions(space, sketch, decisions).mod
         if "heuristic" not in mods:
             mods["heuristic"] = heuristic_program(space).program.mod
-        mods["search"] = searched.mod
+        if extra:  # the test split's: TVM default and the heuristic's best-of-k too
+            from tlm_core.baselines.default import default_module
+
+            mods["default"] = default_module(task, self.target)
+            if extra.get("heuristic10") and extra["heuristic10"].get("pick") is not None:
+                sketch, decisions = extra["heuristic10"]["programs"][extra["heuristic10"]["pick"]]
+                mods["heuristic10"] = apply_decisions(space, sketch, [tuple(d) if isinstance(d, list) else d
+                                                                      for d in decisions]).mod  # fmt: skip
+        if searched is not None and searched.mod is not None:
+            mods["search"] = searched.mod
         medians = self.measurer.side_by_side(task, mods, rounds)
+        if searched is None:
+            return medians | {"rounds": rounds}
         return medians | {"rounds": rounds, "search_screened": searched.latencies, "search_rank": searched.pick}
 
 
@@ -232,6 +272,9 @@ def _top1_and_best(row: dict) -> dict[str, list]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="one small task of mobilenetv2-tiny, tiny budgets (CI)")
+    p.add_argument("--split", choices=["validation", "test"], default="validation",
+                   help="test: the clean test split, once per shipped checkpoint (never for choosing)")
+    p.add_argument("--search-tasks", type=int, help="test split: search on this many of its tasks (spread evenly)")
     p.add_argument("--checkpoint", help="default: the shipped assets/tlm-small")
     p.add_argument("--compare", help="a second checkpoint, evaluated the same way (cmp_* columns)")
     p.add_argument("--models", nargs="+")
@@ -248,11 +291,15 @@ def main() -> None:
         "its rows and kept records (RESULTS-records/), its programs measured again here side by side",
     )
     args = p.parse_args()
-    cfg = dict(QUICK if args.quick else FULL)
+    test = args.split == "test"
+    cfg = dict(QUICK if args.quick else TEST if test else FULL)
     given = {"models": args.models, "tasks": args.tasks, "search_trials": args.search_trials,
-             "max_gflop": args.max_gflop, "rounds": args.rounds}  # fmt: skip
+             "max_gflop": args.max_gflop, "rounds": args.rounds, "search_tasks": args.search_tasks}  # fmt: skip
+    if test and any(given[k] is not None for k in ("models", "tasks", "max_gflop")):
+        raise SystemExit("the test split is declared in tlm_core.dataset.splits: --models/--tasks/--max-gflop "
+                         "do not apply to it")  # fmt: skip
     cfg.update({k: v for k, v in given.items() if v is not None})
-    name = "evaluation-quick" if args.quick else "evaluation"
+    name = "evaluation-quick" if args.quick else "evaluation-test" if test else "evaluation"
     work = Path(args.work or f"out/{name}")
     name = args.results or name
     work.mkdir(parents=True, exist_ok=True)
@@ -268,13 +315,19 @@ def main() -> None:
     try:
         if args.search_from:
             ev.reuse_search(args.search_from, _keys(models, cfg)["search"])
-        tasks = held_out_tasks(work, cfg["models"], cfg["tasks"], cfg["max_gflop"], ev.builder, ev.target)
+        if test:
+            tasks = test_split_tasks(ev.builder, ev.target)
+            n = cfg["search_tasks"]
+            searched = {tasks[i * len(tasks) // n][1].id for i in range(n)} if n else set()
+        else:
+            tasks = held_out_tasks(work, cfg["models"], cfg["tasks"], cfg["max_gflop"], ev.builder, ev.target)
+            searched = {t.id for _, t, _ in tasks} if cfg["search_trials"] else set()
         generators: dict[str, Generator] = {}
+        keys = _keys(models, cfg)
         for model, task, space in tasks:
             base = {"model": model, "task": task.id, "name": task.name, "weight": task.weight, "flops": task.flops}
-            keys = _keys(models, cfg)
             # search 0: none (the CI test; tests/test_baselines_search tests it); together: after the others
-            todo = [(m, k) for m, k in keys.items() if m != "together" and (m != "search" or cfg["search_trials"])]
+            todo = [(m, k) for m, k in keys.items() if m != "together" and (m != "search" or task.id in searched)]
             for method, row_key in todo:
                 if ev.done(task.id, row_key):
                     continue
@@ -287,25 +340,37 @@ def main() -> None:
                     row = ev.random(task, space)
                 elif method == "heuristic":
                     row = ev.heuristic(task, space)
+                elif method == "heuristic10":
+                    row = ev.heuristic10(task, space)
+                elif method == "default":
+                    row = ev.default(task)
                 else:
                     row = ev.search(task)
                 ev.add({**base, **row, "method": row_key})
-            tlm_row = ev.done(task.id, keys["tlm"])
-            if tlm_row and not ev.done(task.id, keys["together"]):
+            tlm_row, together = ev.done(task.id, keys["tlm"]), ev.done(task.id, keys["together"])
+            if together and task.id in searched and together.get("search") is None and test:
+                together = None  # search ran after this side-by-side row: measure them all again with it
+            if tlm_row and not together:
                 cmp_row = ev.done(task.id, keys["compare"]) if "compare" in keys else None
+                extra = {"heuristic10": ev.done(task.id, keys["heuristic10"])} if test else None
                 row = ev.together(task, space, tlm_row, ev.done(task.id, keys["heuristic"]), cfg["rounds"],
-                                  cmp_row=cmp_row)  # fmt: skip
+                                  cmp_row=cmp_row, extra=extra)  # fmt: skip
                 if row is not None:
                     print(f"{model} {task.name[:40]} together", flush=True)
                     ev.add({**base, **row, "method": keys["together"]})
     finally:
         ev.measurer.close()
-    write_results(name, ev.rows, tasks, models, cfg, _keys(models, cfg))
+    (write_test_results if test else write_results)(name, ev.rows, tasks, models, cfg, keys)
 
 
 def _keys(models: dict, cfg: dict) -> dict[str, str]:
     """role (tlm, compare, random, heuristic, search, together) -> its rows' method key (checkpoints by content)."""
     # tlm2: candidates by Generator.candidates (beam search); model: rows of older runs sampled them
+    if cfg.get("split") == "test":  # no random sampling; TVM default and the heuristic's Top-10
+        return {**{m: f"tlm2:{k}" for m, (_, k) in models.items()}, "default": "default", "heuristic": "heuristic",
+                "heuristic10": f"heuristic{cfg['k']}", "search": f"search:{cfg['search_trials']}",
+                "together": f"together-test:{models['tlm'][1]}:{cfg['search_trials']}"
+                            + (f":{models['compare'][1]}" if "compare" in models else "")}  # fmt: skip
     return {**{m: f"tlm2:{k}" for m, (_, k) in models.items()}, "random": "random", "heuristic": "heuristic",
             "search": f"search:{cfg['search_trials']}",
             "together": f"together3:{models['tlm'][1]}:{cfg['search_trials']}"

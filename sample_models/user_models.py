@@ -199,6 +199,8 @@ def build(arch: str, size: str) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
         warnings.simplefilter("ignore")
         model = getattr(transformers, a.model)(cfg)
     model = a.wrapper(model.eval())
+    if a.kind != "vision":  # [low, high) of the integer inputs, for random inputs (tlm_core.frontend.samples)
+        model.input_ranges = {"input_ids": (0, cfg.vocab_size), "attention_mask": (1, 2)}
     if a.kind == "vision":
         _calibrate_batchnorm(model, IMAGE[size])
         gen = torch.Generator().manual_seed(SEED + 1)
@@ -329,3 +331,18 @@ def input_shapes(arch: str, size: str) -> dict[str, tuple[int, ...]]:
     if a.kind == "vision":
         return {"pixel_values": (1, 3, IMAGE[size], IMAGE[size])}
     return {n: (1, SEQ[size]) for n in a.input_names}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Registered samples (sample_models.SAMPLES): the test split's models at full size, "small" as their tiny build.
+
+
+def sample(arch: str, tiny: bool = False) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    return build(arch, "small" if tiny else "full")
+
+
+vit = functools.partial(sample, "vit")
+convnext = functools.partial(sample, "convnext")
+regnet = functools.partial(sample, "regnet")
+t5_encoder = functools.partial(sample, "t5-encoder")
+llama = functools.partial(sample, "llama")

@@ -39,9 +39,11 @@ def write_teacher_corpus(
 ) -> dict:
     """Append the heuristic's Top-1 sentence of every task of `models` (variant names or families, see
     tlm_core.dataset.variants_for) that is not a task of `exclude_models` nor in `exclude_ids` (e.g. the
-    operators benchmark's tasks). cpu: write for that LLVM CPU instead of this host's. Returns counts."""
+    operators benchmark's tasks) nor of the test split's models (tlm_core.dataset.splits.testing_task_ids).
+    cpu: write for that LLVM CPU instead of this host's. Returns counts."""
     from ..baselines.heuristic import heuristic_program
     from ..dataset import Catalog, variants_for
+    from ..dataset.splits import testing_task_ids
     from ..space import SpaceBuilder
     from ..target import host_target
 
@@ -51,7 +53,7 @@ def write_teacher_corpus(
     catalog = Catalog(catalog_path(out))
     wanted, held_out = variants_for(models), variants_for(exclude_models)
     catalog.ensure(held_out + wanted, tgt, log)
-    excluded = {t.id for t in catalog.for_variants([v.name for v in held_out])} | set(exclude_ids)
+    excluded = {t.id for t in catalog.for_variants([v.name for v in held_out])} | set(exclude_ids) | testing_task_ids()
     done = {row["task_id"] for row in read_corpus([out])} if out.exists() else set()
     builder = SpaceBuilder.for_target(tgt)
     counts = {"written": 0, "known": len(done), "excluded": 0, "no_decisions": 0, "failed": 0}
