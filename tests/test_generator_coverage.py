@@ -71,6 +71,10 @@ def test_learnt_set_round_trip_and_novelty(tmp_path):
     assert learnt["kinds"]["conv2d SSSSRRR"]["nchw"]["extents"][1] == [16, 32]
     assert load_learnt(save_learnt(tmp_path, learnt).parent) == learnt
     assert load_learnt(tmp_path / "nothing") is None
+    assert learnt["kinds"]["conv2d SSSSRRR"]["nchw"]["primes"] == [0] * 7  # no prime extent above 16
+    assert learnt_from_prompts([operator_tokens(conv2d(c=8, hw=17))])["kinds"]["conv2d SSSSRRR"]["nchw"][
+        "primes"
+    ] == [0, 0, 17, 17, 0, 0, 0]
     assert novelty(task_signature(conv2d(c=16)), learnt) == []
     assert novelty(task_signature(conv2d(c=16)), None) == []  # no learnt set: nothing said
     (layout,) = novelty(task_signature(conv2d("NHWC", c=16)), learnt)
@@ -105,6 +109,8 @@ def test_tasks_like_the_training_data_get_no_warning(generator, workload_spaces)
     for name in ("matmul_128", "softmax_64", "conv2d_relu_8"):
         assert generator.unseen_task(workload_spaces[name]) is None, name
     assert generator.unseen_task(workload_spaces["add_64"]) is None  # nothing to decide
+    assert generator.unseen_task(dense(196, 768, 768)) is None  # ViT's 196 patches: composite, learnt
+    assert generator.unseen_task(dense(17, 8, 8)) is None  # prime, but microseconds whatever the schedule
     assert Generator(generator.model).unseen_task(conv3d()) is None  # a checkpoint without learnt.json
 
 
@@ -115,8 +121,9 @@ def test_tasks_like_the_training_data_get_no_warning(generator, workload_spaces)
         (conv3d, ["operator kind conv3d_ncdhw (loops: 5 spatial, 4 reduction)"]),
         (lambda: conv2d("NHWC"), ["layout nhwc of conv2d (it learnt nchw)"]),
         (lambda: dense(64, 1 << 17, 64), ["sizes of matmul: loop 2 (R) of 131072, where it learnt 64-4096"]),
+        (lambda: dense(197, 768, 768), ["loop 0 (S) of 197, a prime (it splits only as 1 x 197)"]),
     ],
-    ids=["conv2d_transpose", "conv3d", "nhwc", "long-reduction"],
+    ids=["conv2d_transpose", "conv3d", "nhwc", "long-reduction", "prime-rows"],
 )
 def test_tasks_outside_the_training_data_are_named(generator, task, says):
     t = task()

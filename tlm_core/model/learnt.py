@@ -5,8 +5,11 @@ save_learnt(checkpoint_dir, learnt)            # learnt.json beside the weights 
 novelty(task_signature(task), load_learnt(d))  # what is new about a task, [] when it is like the data
 
 One entry per kind ("conv2d SSSSRRR") and layout, with the range of each main-block iterator's extent and of
-the task's work (log2 FLOPs). A task is outside what the model learnt when its kind never occurred, its
-layout never occurred for that kind, or an extent (or its work) lies more than SIZE_FACTOR beyond the range.
+the task's work (log2 FLOPs), and per iterator the largest prime extent above PRIME_MIN seen (0: none). A task
+is outside what the model learnt when its kind never occurred, its layout never occurred for that kind, an
+extent (or its work) lies more than SIZE_FACTOR beyond the range, or an extent is a prime above PRIME_MIN where
+the training tasks had none: such a loop splits only as 1 x p, and fine-tuning 21, which never saw one, wrote
+untiled programs 20-30x slower than the heuristic's for ViT's 197 tokens (docs/results.md, the test split).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..language.signature import UNKNOWN, Signature, prompt_signature
 LEARNT = "learnt.json"
 SIZE_FACTOR = 8  # an extent 8x beyond any trained one (or 2^3 x the work) counts as "far outside"
 SMALL_WORK = 16  # tasks under 2^16 FLOPs run in microseconds whatever the schedule: "smaller" is not said of them
+PRIME_MIN = 16  # a prime extent above this cannot be tiled (only 1 x p); below it a loop is short anyway
 
 
 def learnt_from_prompts(prompts: Iterable[list[str]], sources: list[str] | None = None) -> dict:
@@ -32,18 +36,23 @@ def learnt_from_prompts(prompts: Iterable[list[str]], sources: list[str] | None 
         if sig is None:
             continue
         count += 1
-        entry = kinds.setdefault(sig.kind, {}).setdefault(sig.layout, {"prompts": 0, "extents": [], "work": None})
+        entry = kinds.setdefault(sig.kind, {}).setdefault(
+            sig.layout, {"prompts": 0, "extents": [], "primes": [], "work": None}
+        )
         entry["prompts"] += 1
-        ranges = entry["extents"]
+        ranges, primes = entry["extents"], entry["primes"]
         for i, e in enumerate(sig.extents):
             if i == len(ranges):
                 ranges.append(None)
+                primes.append(0)
             if e is not None:
                 ranges[i] = [e, e] if ranges[i] is None else [min(ranges[i][0], e), max(ranges[i][1], e)]
+                if e > PRIME_MIN and is_prime(e):
+                    primes[i] = max(primes[i], e)
         if sig.work is not None:
             w = entry["work"]
             entry["work"] = [sig.work, sig.work] if w is None else [min(w[0], sig.work), max(w[1], sig.work)]
-    return {"version": 1, "prompts": count, "sources": sources or [], "kinds": kinds}
+    return {"version": 2, "prompts": count, "sources": sources or [], "kinds": kinds}
 
 
 def save_learnt(directory: str | Path, learnt: dict) -> Path:
@@ -87,12 +96,20 @@ def _sizes(sig: Signature, entry: dict) -> list[str]:
         if extent is None or seen is None:
             continue
         lo, hi = seen
+        primes = entry.get("primes")  # absent in version 1: not compared
         if extent > hi * SIZE_FACTOR or (extent * SIZE_FACTOR < lo and not small_ok):
             out.append(f"loop {i} ({sig.pattern[i]}) of {extent}, where it learnt {lo}-{hi}")
+        elif primes and i < len(primes) and not primes[i] and extent > PRIME_MIN and is_prime(extent) and not small_ok:
+            out.append(f"loop {i} ({sig.pattern[i]}) of {extent}, a prime (it splits only as 1 x {extent}), where "
+                       f"it learnt no prime extent above {PRIME_MIN}")  # fmt: skip
     work, margin = entry.get("work"), round(math.log2(SIZE_FACTOR))
     if sig.work is not None and work and (sig.work > work[1] + margin or sig.work < work[0] - margin and not small_ok):
         out.append(f"about 2^{sig.work} FLOPs, where it learnt 2^{work[0]}-2^{work[1]}")
     return [f"sizes of {sig.family}: " + "; ".join(out)] if out else []
+
+
+def is_prime(n: int) -> bool:
+    return n > 1 and all(n % d for d in range(2, math.isqrt(n) + 1))
 
 
 def example_prompts(examples: Iterable) -> list[list[str]]:
