@@ -9,6 +9,7 @@ from tlm_core.baselines.heuristic import heuristic_program
 from tlm_core.dataset import Catalog, variants_for
 from tlm_core.dataset.zoo import KINDS, PER_PART, zoo_names, zoo_ops
 from tlm_core.language import decode
+from tlm_core.model.learnt import is_prime
 from tlm_core.train import teacher_examples, write_teacher_corpus
 from tlm_core.train.teacher import catalog_path
 
@@ -27,6 +28,11 @@ def test_zoo_is_seeded_and_named():
     # channel counts with a factor 3, 5 or 7 (not powers of two), mostly pointwise as in mobile CNN blocks
     assert all(c % 8 == 0 and c & (c - 1) for op in wide for c in op[1:3])
     assert sum(op[4] == 1 for op in wide) > len(wide) / 2
+    odd = [op for p in range(KINDS["odd"]) for op in zoo_ops("odd", p)]
+    rows = {op[3] if op[1] in ("bmm", "bmm_ctx", "softmax") else op[2] for op in odd}
+    # rows a prime above 16 or 2-3 times one; 197 (ViT's tokens, in the test split) never drawn
+    assert 197 not in rows and all(is_prime(r) or is_prime(r // 2) or is_prime(r // 3) for r in rows)
+    assert {op[1] for op in odd} == {"dense", "matmul", "bmm", "bmm_ctx", "softmax", "sum"}
 
 
 def test_topi_zoo_variants_are_single_te_operators_with_topis_layouts(tmp_path):
