@@ -18,6 +18,7 @@ from tlm_core.model.learnt import (
     save_learnt,
 )
 from tlm_core.partition import task_from_primfunc, te_prim_func
+from tlm_core.train.teacher import anonymized
 
 SHIPPED = load_learnt(default_checkpoint())
 
@@ -75,6 +76,11 @@ def test_learnt_set_round_trip_and_novelty(tmp_path):
     assert learnt_from_prompts([operator_tokens(conv2d(c=8, hw=17))])["kinds"]["conv2d SSSSRRR"]["nchw"][
         "primes"
     ] == [0, 0, 17, 17, 0, 0, 0]
+    # a prime seen only with names hidden (as fine-tuning shows every kind) counts for the named kind too
+    named, unnamed = operator_tokens(dense(64, 64, 64)), operator_tokens(dense(131, 64, 64))
+    hidden = anonymized(unnamed, len(unnamed), ("blk:",))
+    assert "sizes of matmul" in novelty(task_signature(dense(197, 64, 64)), learnt_from_prompts([named]))[0]
+    assert novelty(task_signature(dense(197, 64, 64)), learnt_from_prompts([named, hidden])) == []
     assert novelty(task_signature(conv2d(c=16)), learnt) == []
     assert novelty(task_signature(conv2d(c=16)), None) == []  # no learnt set: nothing said
     (layout,) = novelty(task_signature(conv2d("NHWC", c=16)), learnt)
