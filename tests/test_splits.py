@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tlm_core.dataset import splits
 from tlm_core.dataset.splits import (
     TEST_MAX_GFLOP,
     TEST_MODELS,
@@ -13,7 +14,6 @@ from tlm_core.dataset.splits import (
     VALIDATION_MODELS,
     choose_test_tasks,
     repo_root,
-    testing_task_ids,
     training_task_ids,
 )
 
@@ -29,7 +29,7 @@ def test_the_test_split_is_large_clean_and_catalogued() -> None:
     assert len(ids) == len(set(ids)) >= 40
     assert len({m for _, m in tasks}) >= 4 and {m for _, m in tasks} <= set(TEST_MODELS)
     assert not set(TEST_MODELS) & (set(TRAIN_MODELS) | set(VALIDATION_MODELS))
-    assert set(ids) <= testing_task_ids()  # every declared task can be rebuilt from the committed catalogue
+    assert set(ids) <= splits.testing_task_ids()  # every declared task can be rebuilt from the committed catalogue
     assert not set(ids) & training_task_ids()  # no corpus or collection holds a test task
 
 
