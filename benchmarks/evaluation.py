@@ -237,20 +237,19 @@ class Evaluation:
             programs |= {f"cmp_{role}": p for role, p in _top1_and_best(cmp_row).items()}
         if heuristic_row and "program" in heuristic_row:
             programs["heuristic"] = heuristic_row["program"]
+        h10 = (extra or {}).get("heuristic10")
+        if h10 and h10.get("pick") is not None:  # the test split's: the heuristic's best-of-k too
+            programs["heuristic10"] = h10["programs"][h10["pick"]]
         mods = {}
         for role, (sketch, decisions) in programs.items():
             decisions = [tuple(d) if isinstance(d, list) else d for d in decisions]
             mods[role] = apply_decisions(space, sketch, decisions).mod
         if "heuristic" not in mods:
             mods["heuristic"] = heuristic_program(space).program.mod
-        if extra:  # the test split's: TVM default and the heuristic's best-of-k too
+        if extra:  # the test split's: TVM default too
             from tlm_core.baselines.default import default_module
 
             mods["default"] = default_module(task, self.target)
-            if extra.get("heuristic10") and extra["heuristic10"].get("pick") is not None:
-                sketch, decisions = extra["heuristic10"]["programs"][extra["heuristic10"]["pick"]]
-                mods["heuristic10"] = apply_decisions(space, sketch, [tuple(d) if isinstance(d, list) else d
-                                                                      for d in decisions]).mod  # fmt: skip
         if searched is not None and searched.mod is not None:
             mods["search"] = searched.mod
         medians = self.measurer.side_by_side(task, mods, rounds)
