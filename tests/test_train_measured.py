@@ -1,4 +1,4 @@
-"""Fine-tuning from measured data directories (a collection and generate -> measure rounds)."""
+"""Fine-tuning from measured data directories (a collection, and the CPU each was measured on)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from workloads import matmul_relu_64, softmax_64
 from tlm_core.dataset import Catalog, collect_tasks, export_rows, pack
 from tlm_core.model import new_model, preset, save_checkpoint
 from tlm_core.partition import task_from_primfunc
-from tlm_core.train import TrainSettings, finetune, measured_examples, merged_programs, pack_round, run_round
+from tlm_core.train import TrainSettings, finetune, measured_examples, merged_programs
 
 
 def row(task: str, decisions: list, runs: list[float], records: int = 1) -> dict:
@@ -41,7 +41,7 @@ def collection(tmp_path_factory, measurer, space_builder):
     return pack(live, tmp_path_factory.mktemp("packed"), export_rows(live, builder=space_builder))
 
 
-def test_finetune_from_a_collection_and_a_round(tmp_path, collection, space_builder):
+def test_finetune_from_a_collection(tmp_path, collection, space_builder):
     examples, summary = measured_examples([collection], top=2, builder=space_builder, log=lambda m: None)
     assert summary["tasks"] == 2 and len(examples) == 4
     assert all(any(e.loss_mask) for e in examples)
@@ -49,16 +49,6 @@ def test_finetune_from_a_collection_and_a_round(tmp_path, collection, space_buil
     save_checkpoint(new_model(preset("tiny"), seed=0), base)
     settings = TrainSettings(steps=3, batch_size=2, warmup=1, log_every=1, save_every=3, threads=1)
     assert finetune(examples, tmp_path / "ft", settings, init_from=base, quiet=True)["step"] == 3
-
-    # a round: the model's candidates measured, resumable, packed, read back like the collection
-    work, logged = tmp_path / "round", []
-    summary = run_round(tmp_path / "ft", [collection], work, "round1", tasks=2, candidates=3, log=logged.append)
-    assert summary["tasks"] == 2 and len(logged) == 2
-    again = run_round(tmp_path / "ft", [collection], work, "round1", tasks=2, candidates=3, log=logged.append)
-    assert again == summary and len(logged) == 2  # resumed: nothing generated or measured again
-    packed = pack_round(work, tmp_path / "round1")
-    more, _ = measured_examples([collection, packed], top=8, builder=space_builder, log=lambda m: None)
-    assert len(more) >= len(examples)
 
 
 def test_programs_of_other_hardware_keep_their_own_prompt(tmp_path, collection):

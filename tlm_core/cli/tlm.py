@@ -212,14 +212,39 @@ def cmd_learnt(args: argparse.Namespace) -> None:
          f"{LEARNT}: {kinds} kinds x layouts from {learnt['prompts']} prompts -> {path}")  # fmt: skip
 
 
-def cmd_round(args: argparse.Namespace) -> None:
-    from tlm_core.train import pack_round, run_round
+def cmd_rounds(args: argparse.Namespace) -> None:
+    import random
+
+    from tlm_core.dataset.splits import testing_task_ids
+    from tlm_core.model import default_checkpoint
+    from tlm_core.target import host_target
+    from tlm_core.train import teacher_examples
+    from tlm_core.train.adapt import AdaptSettings
+    from tlm_core.train.measured import catalog_tasks
+    from tlm_core.train.rounds import choose_tasks, pack_rounds, run_rounds
 
     log = _stderr_log(args)
-    summary = run_round(args.checkpoint, args.data, args.work, Path(args.out).name, args.tasks, args.candidates,
-                        args.seed, args.max_ms / 1e3, log)  # fmt: skip
-    pack_round(args.work, args.out)
-    emit(args, {**summary, "out": args.out}, f"round: {summary} -> {args.out}")
+    chosen = choose_tasks(catalog_tasks(args.data), args.tasks, args.max_gflop, set(testing_task_ids()))
+    if not chosen:
+        raise ValueError(f"no task of at most {args.max_gflop:g} GFLOP in the catalogues of {' '.join(args.data)}")
+    tasks = []
+    for ct in chosen:
+        task = ct.task()
+        task.weight = max(ct.models.values())
+        tasks.append(task)
+    replay = teacher_examples(args.replay) if args.replay else []
+    random.Random(args.seed).shuffle(replay)
+    settings = AdaptSettings(minutes=args.minutes, measure_share=args.measure_share, tasks=len(tasks),
+                             steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                             threads=args.threads)  # fmt: skip
+    figures = run_rounds(tasks, host_target(), args.work, args.checkpoint or default_checkpoint(), args.rounds,
+                         settings, replay, args.replay_count, log)  # fmt: skip
+    pack_rounds(args.work, args.out)
+    rows = [{"round": f["round"], "top-1 beats heuristic": f"{f['top1_beats_heuristic']}/{f['compared']}",
+             "top-1 vs heuristic": f"{f['top1_vs_heuristic']}x", "best vs heuristic": f"{f['best_vs_heuristic']}x",
+             "measured": f["measured"], "steps": f["train_steps"]} for f in figures]  # fmt: skip
+    text = table(rows, list(rows[0])) + f"\n(round N: the checkpoint of round N-1) -> {args.out}"
+    emit(args, {"rounds": figures, "out": args.out}, text)
 
 
 DEFAULT_ADAPT_MODELS = ("bert-tiny", "resnet50-tiny")  # `tlm adapt` without a model: a transformer and a CNN
@@ -372,14 +397,22 @@ def register(sub: argparse._SubParsersAction, add) -> None:
     sp.add_argument("--teacher", nargs="+", required=True, help="the corpus files it was fine-tuned on")
     sp.add_argument("--anonymous", nargs="?", const="all", choices=["all", "each"],
                     help="as fine-tuning was given: the name-hidden copies count as learnt too")  # fmt: skip
-    sp = add(tsub, "round", cmd_round, "generate -> measure for training tasks; rows for the next fine-tuning",
-             model=False, example="tlm train round data/cpu-znver5 --checkpoint assets/tlm-small "
-             "--work out/round1 --out data/cpu-znver5-rounds/round1")  # fmt: skip
-    sp.add_argument("data", nargs="+", help="the measured data so far (collection first, then earlier rounds)")
-    sp.add_argument("--checkpoint", required=True, help="the model that writes the candidates")
-    sp.add_argument("--work", required=True, help="live round folder (resumed when it exists)")
-    sp.add_argument("--out", required=True, help="compressed copy to commit, e.g. data/cpu-znver5-rounds/round1")
-    sp.add_argument("--tasks", type=int, default=48, help="the heaviest training tasks (calls x FLOPs)")
-    sp.add_argument("--candidates", type=int, default=8, help="greedy + samples per task")
-    sp.add_argument("--max-ms", type=float, default=10.0, help="only tasks whose best known latency is below this")
+    sp = add(tsub, "rounds", cmd_rounds, "generate -> measure -> fine-tune rounds on training tasks (resumable)",
+             model=False, example="tlm train rounds data/cpu-znver5 --replay assets/corpus/teacher-v16-"
+             "emeraldrapids.jsonl.gz --work out/rounds --out data/cpu-rocketlake-rounds")  # fmt: skip
+    sp.add_argument("data", nargs="+", help="data directories whose catalogues hold the training tasks")
+    sp.add_argument("--checkpoint", help="the first round's checkpoint (default: the shipped one)")
+    sp.add_argument("--rounds", type=int, default=3)
+    sp.add_argument("--minutes", type=float, default=18.0, help="per round: measuring, then fine-tuning")
+    sp.add_argument("--measure-share", type=float, default=0.6, help="of each round's minutes for measuring")
+    sp.add_argument("--tasks", type=int, default=30, help="training tasks, spread over operator kinds")
+    sp.add_argument("--max-gflop", type=float, default=0.3, help="only tasks of at most this many GFLOP per call")
+    sp.add_argument("--replay", nargs="+", metavar="FILE", help="teacher corpus files replayed in each fine-tuning")
+    sp.add_argument("--replay-count", type=int, default=300, help="teacher sentences per round")
+    sp.add_argument("--steps", type=int, default=80, help="fine-tuning steps per round")
+    sp.add_argument("--batch-size", type=int, default=16)
+    sp.add_argument("--lr", type=float, default=2e-4)
+    sp.add_argument("--threads", type=int, help="torch threads while fine-tuning")
+    sp.add_argument("--work", required=True, help="live folder (resumed when it exists)")
+    sp.add_argument("--out", required=True, help="compressed copy to commit, e.g. data/cpu-rocketlake-rounds")
     sp.add_argument("--seed", type=int, default=0)

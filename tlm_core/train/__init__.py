@@ -6,6 +6,7 @@ write_corpus(CORPUS_MODELS, "corpus.jsonl", per_task=48)         # random legal 
 pretrain(["corpus.jsonl"], "ckpt/", TrainSettings(steps=1500))   # resumable; log.jsonl in the folder
 finetune(measured_examples(["data/cpu-znver5"])[0], "ft/", settings, init_from="ckpt/")
 write_teacher_corpus("teacher.jsonl", ["zoo"], VALIDATION_MODELS)  # the heuristic's programs, no measurement
+run_rounds(tasks, target, "out/rounds", "assets/tlm-small", 3, AdaptSettings())  # generate -> measure -> fine-tune
 (the model splits: tlm_core.dataset.splits)
 """
 
@@ -15,7 +16,7 @@ from .finetune import finetune
 from .loop import LOG_FILE, TrainSettings, train
 from .measured import measured_examples, merged_programs
 from .pretrain import pretrain
-from .rounds import pack_round, run_round
+from .rounds import pack_rounds, run_rounds
 from .teacher import teacher_examples, write_teacher_corpus
 
 __all__ = [
@@ -28,11 +29,11 @@ __all__ = [
     "lm_example",
     "measured_examples",
     "merged_programs",
-    "pack_round",
+    "pack_rounds",
     "pretrain",
     "random_sentences",
     "read_corpus",
-    "run_round",
+    "run_rounds",
     "teacher_examples",
     "train",
     "write_corpus",

@@ -179,11 +179,15 @@ def _measure_batch(measurer, task, space, cands, models, known: set[str]) -> lis
 
 
 def measure_phase(tasks, spaces: dict, work: _Work, generator, measurer, s: AdaptSettings, models: list[str],
-                  budget_s: float, log: Callable[[str], None]) -> None:  # fmt: skip
-    """Passes over the tasks until the measuring budget is spent (or nothing new is left to try)."""
+                  budget_s: float, log: Callable[[str], None], prior: list[dict] = (),
+                  passes: int = 100) -> None:  # fmt: skip
+    """Passes over the tasks until the measuring budget is spent (or nothing new is left to try).
+
+    prior: rows measured before (earlier rounds): mutations start from the best of them and this run's, and
+    they are not measured again, except pass 0's TLM greedy and heuristic Top-1, measured side by side anew."""
     rng = random.Random(s.seed)
     pass_no = 0
-    while work.state["measure_seconds"] < budget_s and pass_no < 100:
+    while work.state["measure_seconds"] < budget_s and pass_no < passes:
         fresh = 0
         for task in tasks:
             stage = f"{task.id} {pass_no}"
@@ -194,13 +198,17 @@ def measure_phase(tasks, spaces: dict, work: _Work, generator, measurer, s: Adap
                 break
             start = time.perf_counter()
             space = spaces[task.id]
-            best = merged_programs(r for r in work.rows if r["task"] == task.id).get(task.id, [None])[0]
+            mine = [r for r in (*prior, *work.rows) if r["task"] == task.id]
+            best = merged_programs(mine).get(task.id, [None])[0]
             cands = _candidates(pass_no, space, generator, best, s, rng)
-            rows = _measure_batch(measurer, task, space, cands, models, work.measured(task.id))
+            known = work.measured(task.id)
+            if pass_no:
+                known |= {program_key(r["sketch"], r["decisions"]) for r in mine}
+            rows = _measure_batch(measurer, task, space, cands, models, known)
             work.append(rows, stage, time.perf_counter() - start)
             fresh += len(rows)
             ok = [r["latency"] for r in rows if r["latency"] is not None]
-            best_all = merged_programs(r for r in work.rows if r["task"] == task.id).get(task.id, [{}])[0]
+            best_all = merged_programs([*mine, *rows]).get(task.id, [{}])[0]
             log(f"pass {pass_no} {task.name[:40]}: {len(rows)} measured ({len(rows) - len(ok)} failed), "
                 f"best so far {_us(best_all.get('latency'))} ({best_all.get('source', '-')}), "
                 f"{work.state['measure_seconds']:.0f}/{budget_s:.0f} s")  # fmt: skip
@@ -212,7 +220,7 @@ def measure_phase(tasks, spaces: dict, work: _Work, generator, measurer, s: Adap
         if stage in work.done:
             continue
         start = time.perf_counter()
-        best = merged_programs(r for r in work.rows if r["task"] == task.id).get(task.id, [])[: s.again]
+        best = merged_programs(r for r in (*prior, *work.rows) if r["task"] == task.id).get(task.id, [])[: s.again]
         space = spaces[task.id]
         from ..program import apply_decisions
 
@@ -238,6 +246,18 @@ def best_programs(rows: list[dict]) -> dict[str, list[dict]]:
     return merged_programs(rows)
 
 
+def task_spaces(tasks, builder, n: int) -> tuple[list, dict]:
+    """The n heaviest tasks (calls x FLOPs) with decisions, and their spaces by task id."""
+    spaces = {}
+    for t in sorted(tasks, key=lambda t: -t.weight * t.flops):
+        space = builder.build(t)
+        if space.num_points or len(space.sketches) > 1:  # a task without decisions has nothing to learn
+            spaces[t.id] = space
+        if len(spaces) >= n:
+            break
+    return [t for t in sorted(tasks, key=lambda t: -t.weight * t.flops) if t.id in spaces], spaces
+
+
 def adapt(
     tasks,
     target,
@@ -249,10 +269,14 @@ def adapt(
     measurer=None,
     builder=None,
     log: Callable[[str], None] = print,
+    prior: list[dict] = (),
+    replay: list = (),
 ) -> dict:
     """Measure candidates for `tasks` on `target` (this machine), fine-tune `checkpoint` (default: the shipped
     one) on the best, write the adapted checkpoint into `out`. Resumable through `work`. Returns a summary.
 
+    prior: rows measured on this target before (tlm_core.train.rounds: the earlier rounds), learnt from too.
+    replay: examples mixed into the fine-tuning (teacher sentences: what the checkpoint knew of other tasks).
     measurer, builder (tests): a Measurer and SpaceBuilder for `target` to use instead of new ones."""
     from ..generator import Generator
     from ..language import encode
@@ -275,15 +299,7 @@ def adapt(
     w = _Work(work_dir, target_to_dict(target), str(base))
     started = time.perf_counter()
     budget = s.minutes * 60
-    builder = builder or SpaceBuilder.for_target(target)
-    spaces = {}
-    for t in sorted(tasks, key=lambda t: -t.weight * t.flops):
-        space = builder.build(t)
-        if space.num_points or len(space.sketches) > 1:  # a task without decisions has nothing to learn
-            spaces[t.id] = space
-        if len(spaces) >= s.tasks:
-            break
-    chosen = [t for t in sorted(tasks, key=lambda t: -t.weight * t.flops) if t.id in spaces]
+    chosen, spaces = task_spaces(tasks, builder or SpaceBuilder.for_target(target), s.tasks)
     if not chosen:
         raise ValueError("none of the model's tasks has schedule decisions: there is nothing to adapt")
     log(f"adapting {base} to {hardware_prompt(target)} on {len(chosen)} tasks, {s.minutes:g} min")
@@ -298,26 +314,32 @@ def adapt(
 
             measurer = Measurer(target, repeat=3, min_repeat_ms=5, timeout_s=30.0)
         try:
-            measure_phase(chosen, spaces, w, generator, measurer, s, models, measure_budget, log)
+            measure_phase(chosen, spaces, w, generator, measurer, s, models, measure_budget, log, prior)
         finally:
             if own:
                 measurer.close()
         w.state["phase"] = "finetune"
         w.save()
-    best = best_programs(w.rows)
+    best = best_programs([*prior, *w.rows])
     examples = []
     for t in chosen:
+        heuristic = _task_figures([], w.rows, t.id)["heuristic_top1_s"]
         for rank, row in enumerate(best.get(t.id, [])[: s.top]):
             sentence = encode(spaces[t.id], row["sketch"], _decisions(spaces[t.id], row))
             ex = decision_example(sentence.ids, sentence.decision_mask)
-            examples += [ex, ex] if rank == 0 else [ex]
+            # weighted by measured speed: the best twice, three times when it beats the heuristic's Top-1
+            copies = 1 if rank else 3 if heuristic and row["latency"] < 0.97 * heuristic else 2
+            examples += [ex] * copies
     if not examples:
         raise ValueError("no program measured successfully on this machine: nothing to fine-tune on")
+    measured_examples = len(examples)
+    examples += list(replay)
     train_s = max(s.min_train_s, budget - setup_s - w.state["measure_seconds"])
     ts = TrainSettings(steps=s.steps, batch_size=s.batch_size, lr=s.lr, warmup=max(1, s.steps // 10),
                        log_every=10, save_every=max(10, s.steps // 3), max_seconds=train_s, seed=s.seed,
                        threads=s.threads)  # fmt: skip
-    log(f"fine-tuning on {len(examples)} examples from {len(best)} tasks: up to {s.steps} steps, {train_s:.0f} s")
+    log(f"fine-tuning on {measured_examples} measured examples of {len(best)} tasks and {len(replay)} replayed: "
+        f"up to {s.steps} steps, {train_s:.0f} s")  # fmt: skip
     info = finetune(examples, work_dir / CKPT_DIR, ts, init_from=base, quiet=True)
     summary = {
         "hardware": hardware_prompt(target),
@@ -328,7 +350,8 @@ def adapt(
         "tasks": [{"id": t.id, "name": t.name, **_task_figures(best.get(t.id, []), w.rows, t.id)} for t in chosen],
         "measured": len(w.rows),
         "failed": sum(r["latency"] is None for r in w.rows),
-        "examples": len(examples),
+        "examples": measured_examples,
+        "replayed": len(replay),
         "measure_minutes": round(w.state["measure_seconds"] / 60, 2),
         "train_steps": info["step"],
         "train_minutes": round(info["seconds"] / 60, 2),

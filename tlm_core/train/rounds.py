@@ -1,140 +1,164 @@
-"""A generate -> measure round (the paper's loop): the current model writes k candidates for training tasks,
-they are measured here, and the measured programs become rows for the next fine-tuning.
+"""Measured generate -> measure -> fine-tune rounds (the paper's loop) on training tasks of this machine.
 
-The live round is a folder `work`: a RecordStore (MetaSchedule JSONDatabase files) of every measurement,
-rows.jsonl (tlm_core.dataset's row format, one row per measurement) and done.txt (finished task ids), all
-appended task by task, so a killed round resumes with the next task. `pack_round` writes the compressed
-copy for the repository (workload.json.gz, tuning_record.json.gz, dataset.jsonl.gz), which
-`measured_examples` reads like a collection (with the collection's catalogue for the task workloads).
+Each round is one `tlm adapt` run (tlm_core.train.adapt) on the same training tasks: the previous round's
+checkpoint writes its greedy program, measured side by side with the heuristic's Top-1 (the round's figure:
+on how many tasks the TLM's top-1 is the faster), then samples, the heuristic's Top-k and mutations of the
+best program any round found. The round's fine-tuning starts from the previous round's checkpoint and learns
+each task's measured-best programs over all rounds so far (the best more often where it beats the
+heuristic), with teacher sentences replayed so that what it knew of other tasks stays. The teacher
+initialises; measured speed decides.
 
-Per task: greedy + distinct samples (temperature 1); programs already in the data are not measured again;
-the fastest new one, when it beats the task's best known latency, is measured again with 15 repeats
-(like the collection's top programs, so that a lucky single measurement does not become a target).
+work/round<N>/ is that round's adapt work folder, its checkpoint in work/round<N>/checkpoint; a killed run
+resumes in the round it stopped in. pack_rounds writes what to commit: per round its measurements
+(dataset.jsonl.gz, tlm_core.dataset's rows) and figures (round.json).
 """
 
 from __future__ import annotations
 
-import gzip
 import json
+import math
+import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+from ..dataset.catalog import CatalogTask
 from ..dataset.export import DATASET_FILE, write_rows
-from ..records.store import RECORD_FILE, WORKLOAD_FILE
-from .measured import catalog_tasks, directory_rows, merged_programs
+from .adapt import ROWS_FILE, STATE_FILE, SUMMARY_FILE, AdaptSettings, adapt
 
-ROWS_FILE = "rows.jsonl"
-DONE_FILE = "done.txt"
+ROUNDS_FILE = "rounds.json"
+ROUND_FILE = "round.json"
 
 
-def run_round(
-    checkpoint: str | Path,
-    data: list[str | Path],
+def choose_tasks(catalog: dict[str, CatalogTask], n: int, max_gflop: float, exclude: set[str] = frozenset()) -> list:
+    """n training tasks of 1 MFLOP to max_gflop GFLOP per call (below, data movement: little to learn), spread
+    over operator kinds (the fused name without its numbers): the heaviest (calls x FLOPs) of each in turn."""
+    kinds: dict[str, list[CatalogTask]] = {}
+    for t in catalog.values():
+        if t.id not in exclude and 1e6 <= t.flops <= max_gflop * 1e9:
+            kinds.setdefault(re.sub(r"(\D)\d+(?=_|$)", r"\1", t.name), []).append(t)
+    for group in kinds.values():
+        group.sort(key=lambda t: -max(t.models.values()) * t.flops)
+    order = sorted(kinds.values(), key=lambda g: -max(g[0].models.values()) * g[0].flops)
+    chosen: list[CatalogTask] = []
+    while len(chosen) < n and any(order):
+        for group in order:
+            if group and len(chosen) < n:
+                chosen.append(group.pop(0))
+    return chosen
+
+
+def round_rows(folder: str | Path) -> list[dict]:
+    path = Path(folder) / ROWS_FILE
+    return [json.loads(x) for x in path.read_text().splitlines() if x] if path.exists() else []
+
+
+def round_figures(summary: dict) -> dict:
+    """A round's figures from its adapt summary: the starting checkpoint's top-1 against the heuristic's
+    Top-1, measured in one batch per task, and the best any round has found."""
+    pairs = [(t["tlm_greedy_s"], t["heuristic_top1_s"]) for t in summary["tasks"]
+             if t["tlm_greedy_s"] and t["heuristic_top1_s"]]  # fmt: skip
+    best = [(t["best_s"], t["heuristic_top1_s"]) for t in summary["tasks"] if t["best_s"] and t["heuristic_top1_s"]]
+    return {
+        "tasks": len(summary["tasks"]),
+        "compared": len(pairs),
+        "top1_beats_heuristic": sum(g < h for g, h in pairs),
+        "top1_share": round(sum(g < h for g, h in pairs) / len(pairs), 3) if pairs else None,
+        "top1_vs_heuristic": _geomean([h / g for g, h in pairs]),
+        "best_vs_heuristic": _geomean([h / b for b, h in best]),
+        "measured": summary["measured"],
+        "failed": summary["failed"],
+        "examples": summary["examples"],
+        "replayed": summary.get("replayed", 0),
+        "measure_minutes": summary["measure_minutes"],
+        "train_steps": summary["train_steps"],
+        "train_minutes": summary["train_minutes"],
+    }
+
+
+def _geomean(xs: list[float]) -> float | None:
+    return round(math.exp(sum(math.log(x) for x in xs) / len(xs)), 4) if xs else None
+
+
+def run_rounds(
+    tasks: list,
+    target,
     work: str | Path,
-    name: str,
-    tasks: int = 48,
-    candidates: int = 8,
-    seed: int = 0,
-    max_latency: float = 0.01,
+    checkpoint: str | Path,
+    rounds: int,
+    settings: AdaptSettings,
+    replay: list = (),
+    replay_count: int = 0,
     log: Callable[[str], None] = print,
-) -> dict:
-    """Measure the model's candidates for the `tasks` heaviest training tasks (calls x FLOPs) whose best known
-    latency is at most `max_latency` seconds (a slow task costs minutes per candidate); resumable."""
-    from ..generator import Generator
-    from ..measure import Measurer
-    from ..program import apply_decisions
-    from ..records import RecordStore
-    from ..space import SpaceBuilder
-    from ..target import host_target
+    measurer=None,
+    builder=None,
+) -> list[dict]:
+    """`rounds` rounds from `checkpoint` (resumable); returns each round's figures (also in work/rounds.json).
 
+    replay: teacher examples, of which replay_count (seeded per round) join each round's fine-tuning."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    catalog = catalog_tasks(data)
-    known = merged_programs(r for d in data for r in directory_rows(d))
-    cheap = [t for t in known if known[t][0]["latency"] <= max_latency]
-    chosen = sorted(cheap, key=lambda t: -max(catalog[t].models.values()) * catalog[t].flops)[:tasks]
-    done_path = work / DONE_FILE
-    done = set(done_path.read_text().split()) if done_path.exists() else set()
-    target = host_target()
-    builder = SpaceBuilder.for_target(target)
-    generator = Generator.from_checkpoint(checkpoint)
-    store = RecordStore(work)
-    with Measurer(target, repeat=5, min_repeat_ms=10, timeout_s=60.0) as measurer:
-        for i, task_id in enumerate(chosen):
-            if task_id in done:
-                continue
-            ct = catalog[task_id]
-            task = ct.task()
-            space = builder.build(task)
-            greedy = generator.greedy(space)
-            gens = {greedy.key: greedy}
-            for g in generator.sample(space, candidates, temperature=1.0, seed=seed):
-                if len(gens) < candidates:
-                    gens.setdefault(g.key, g)
-            seen = {json.dumps([p["sketch"], p["decisions"]]) for p in known[task_id]}
-            new = [g for g in gens.values() if json.dumps([g.sketch_index, _json(g.decisions)]) not in seen]
-            programs = [apply_decisions(space, g.sketch_index, g.decisions) for g in new]
-            results = measurer.measure(task, [p.mod for p in programs])
-            rows = []
-            for program, result in zip(programs, results, strict=True):
-                store.append(task, program.trace, result, target)
-                rows.append(_row(ct, name, program, result))
-            best_known = known[task_id][0]["latency"]
-            ok = sorted((r for r in rows if r["latency"] is not None), key=lambda r: r["latency"])
-            if ok and ok[0]["latency"] < best_known:
-                program = programs[rows.index(ok[0])]
-                measurer.timing["repeat"] = 15
-                (again,) = measurer.measure(task, [program.mod])
-                measurer.timing["repeat"] = 5
-                if again.ok:
-                    store.append(task, program.trace, again, target)
-                    rows.append(_row(ct, name, program, again))
-            with (work / ROWS_FILE).open("a") as f:
-                f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in rows)
-            with done_path.open("a") as f:
-                f.write(task_id + "\n")
-            greedy_row = next((r for r, g in zip(rows, new, strict=False) if g.key == greedy.key), None)
-            best = f"{ok[0]['latency'] * 1e6:.1f} us" if ok else "-"
-            greedy_lat = greedy_row and greedy_row["latency"]
-            greedy_text = "known" if greedy_row is None else f"{greedy_lat * 1e6:.1f} us" if greedy_lat else "failed"
-            log(f"[{i + 1}/{len(chosen)}] {ct.name[:40]}: {len(new)} new of {len(gens)}, best new {best}, "
-                f"best known {best_known * 1e6:.1f} us, greedy {greedy_text}")  # fmt: skip
-    return round_summary(work, data)
+    figures, prior, base = [], [], Path(checkpoint)
+    for r in range(1, rounds + 1):
+        folder = work / f"round{r}"
+        summary_path = folder / SUMMARY_FILE
+        finished = summary_path.exists() and json.loads((folder / STATE_FILE).read_text())["phase"] == "done"
+        if finished:
+            summary = json.loads(summary_path.read_text())
+        else:
+            log(f"round {r} of {rounds}: from {base}")
+            sample = random.Random(settings.seed + r).sample(list(replay), min(replay_count, len(replay)))
+            summary = adapt(tasks, target, folder, folder / "checkpoint", base, settings, ["rounds"],
+                            measurer=measurer, builder=builder, log=log, prior=prior, replay=sample)  # fmt: skip
+        figures.append({"round": r, "from": str(base), **round_figures(summary)})
+        (folder / ROUND_FILE).write_text(json.dumps(figures[-1], indent=1) + "\n")
+        (work / ROUNDS_FILE).write_text(json.dumps(figures, indent=1) + "\n")
+        prior += round_rows(folder)
+        base = folder / "checkpoint"
+    final = check(tasks, target, work / "check", base, settings, prior, log, measurer, builder)
+    figures.append({"round": rounds + 1, "from": str(base), **final})
+    (work / ROUNDS_FILE).write_text(json.dumps(figures, indent=1) + "\n")
+    return figures
 
 
-def _json(decisions: list) -> list:
-    return [list(d) if isinstance(d, tuple) else d for d in decisions]
+def check(tasks, target, folder: Path, checkpoint: Path, settings: AdaptSettings, prior: list[dict],
+          log: Callable[[str], None], measurer=None, builder=None) -> dict:  # fmt: skip
+    """The last checkpoint's top-1 against the heuristic's Top-1, one batch per task (a round's first pass,
+    nothing learnt); resumable in `folder`."""
+    from ..generator import Generator
+    from ..measure import Measurer
+    from ..space import SpaceBuilder
+    from ..target import target_to_dict
+    from .adapt import _task_figures, _Work, best_programs, measure_phase, task_spaces
+
+    w = _Work(folder, target_to_dict(target), str(checkpoint))
+    chosen, spaces = task_spaces(tasks, builder or SpaceBuilder.for_target(target), settings.tasks)
+    s = AdaptSettings(**{**settings.__dict__, "again": 0})
+    own = measurer is None
+    measurer = measurer or Measurer(target, repeat=3, min_repeat_ms=5, timeout_s=30.0)
+    try:
+        measure_phase(chosen, spaces, w, Generator.from_checkpoint(checkpoint), measurer, s, ["rounds"],
+                      float("inf"), log, prior, passes=1)  # fmt: skip
+    finally:
+        if own:
+            measurer.close()
+    best = best_programs([*prior, *w.rows])
+    tasks_ = [{"id": t.id, "name": t.name, **_task_figures(best.get(t.id, []), w.rows, t.id)} for t in chosen]
+    figures = round_figures({"tasks": tasks_, "measured": len(w.rows), "examples": 0, "measure_minutes":
+                             round(w.state["measure_seconds"] / 60, 2), "train_steps": 0, "train_minutes": 0,
+                             "failed": sum(r["latency"] is None for r in w.rows)})  # fmt: skip
+    (folder / ROUND_FILE).write_text(json.dumps({"checkpoint": str(checkpoint), **figures}, indent=1) + "\n")
+    return figures
 
 
-def _row(ct, name: str, program, result) -> dict:
-    return {"task": ct.id, "name": ct.name, "models": sorted(ct.models), "source": name,
-            "sketch": program.sketch_index, "decisions": _json(program.decisions),
-            "latency": result.latency if result.ok else None, "runs": result.latencies if result.ok else [],
-            "records": 1}  # fmt: skip
-
-
-def read_round_rows(work: str | Path) -> list[dict]:
-    path = Path(work) / ROWS_FILE
-    return [json.loads(line) for line in path.read_text().splitlines() if line] if path.exists() else []
-
-
-def round_summary(work: str | Path, data: list[str | Path]) -> dict:
-    """How the round's programs compare with the data before it, per task."""
-    rows = read_round_rows(work)
-    before = merged_programs(r for d in data for r in directory_rows(d))
-    after = merged_programs(rows)
-    tasks = sorted(Path(work, DONE_FILE).read_text().split()) if Path(work, DONE_FILE).exists() else []
-    better = [t for t in after if t in before and after[t][0]["latency"] < before[t][0]["latency"]]
-    return {"tasks": len(tasks), "measured": len(rows), "failed": sum(r["latency"] is None for r in rows),
-            "tasks_with_a_new_best": len(better)}  # fmt: skip
-
-
-def pack_round(work: str | Path, dest: str | Path) -> Path:
-    """The compressed copy of a round for the repository (reproducibly: no timestamps)."""
+def pack_rounds(work: str | Path, dest: str | Path) -> Path:
+    """The copy to commit: per round its rows (dataset.jsonl.gz) and figures, and rounds.json."""
     work, dest = Path(work), Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in (WORKLOAD_FILE, RECORD_FILE):
-        data = (work / name).read_bytes()
-        (dest / (name + ".gz")).write_bytes(gzip.compress(data[: data.rfind(b"\n") + 1], mtime=0))
-    write_rows(read_round_rows(work), dest / DATASET_FILE)
+    rounds = sorted((p for p in work.glob("round*") if p.is_dir()), key=lambda p: int(p.name[5:]))
+    for folder in [*rounds, work / "check"]:
+        if (folder / ROUND_FILE).exists():
+            (dest / folder.name).mkdir(parents=True, exist_ok=True)
+            write_rows(round_rows(folder), dest / folder.name / DATASET_FILE)
+            (dest / folder.name / ROUND_FILE).write_text((folder / ROUND_FILE).read_text())
+    (dest / ROUNDS_FILE).write_text((work / ROUNDS_FILE).read_text())
     return dest
