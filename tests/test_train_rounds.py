@@ -15,8 +15,9 @@ def test_choose_tasks_spreads_over_kinds_under_the_flop_cap():
     def ct(name, gflop, calls=1):
         return CatalogTask(name, name, [], gflop * 1e9, "", {"m": calls})
 
-    catalog = {t.id: t for t in [ct("fused_matmul1", 0.2, 4), ct("fused_matmul2", 0.1), ct("fused_matmul3", 5),
-                                 ct("fused_conv2d1", 0.05), ct("softmax", 0.01), ct("reshape", 1e-4), ct("fused_conv2d2", 0.1)]}  # fmt: skip
+    tasks = [ct("fused_matmul1", 0.2, 4), ct("fused_matmul2", 0.1), ct("fused_matmul3", 5), ct("fused_conv2d1", 0.05),
+             ct("softmax", 0.01), ct("reshape", 1e-4), ct("fused_conv2d2", 0.1)]  # fmt: skip
+    catalog = {t.id: t for t in tasks}
     chosen = [t.id for t in choose_tasks(catalog, 4, max_gflop=1)]
     assert chosen == ["fused_matmul1", "fused_conv2d2", "softmax", "fused_matmul2"]
     assert {"fused_matmul3", "reshape"}.isdisjoint(t.id for t in choose_tasks(catalog, 9, max_gflop=1))
