@@ -160,22 +160,31 @@ def _mutations(space, generator, best: dict, n: int, rng: random.Random) -> list
 
 
 def _measure_batch(measurer, task, space, cands, models, known: set[str]) -> list[dict]:
+    """Rows of the candidates not in `known`. A candidate equal to an earlier one of the batch (the TLM's
+    greedy program is often the heuristic's Top-1) gets a row without runs: the same latency under its own
+    source, never counted twice as a measurement."""
     from ..program import InvalidDecisions, apply_decisions
 
-    programs, sources = [], []
+    programs, sources, same = [], [], []
+    batch: dict[str, int] = {}
     for source, sketch, decisions in cands:
         key = program_key(sketch, decisions)
+        if key in batch:
+            same.append((source, batch[key]))
+            continue
         if key in known:
             continue
-        known.add(key)
         try:
             programs.append(apply_decisions(space, sketch, list(decisions)))
         except InvalidDecisions:
             continue
+        known.add(key)
+        batch[key] = len(sources)
         sources.append(source)
     results = measurer.measure(task, [p.mod for p in programs]) if programs else []
-    return [_row(task, models, src, p.sketch_index, p.decisions, r)
+    rows = [_row(task, models, src, p.sketch_index, p.decisions, r)
             for src, p, r in zip(sources, programs, results, strict=True)]  # fmt: skip
+    return rows + [{**rows[i], "source": src, "runs": [], "records": 0} for src, i in same]
 
 
 def measure_phase(tasks, spaces: dict, work: _Work, generator, measurer, s: AdaptSettings, models: list[str],
@@ -207,6 +216,7 @@ def measure_phase(tasks, spaces: dict, work: _Work, generator, measurer, s: Adap
             rows = _measure_batch(measurer, task, space, cands, models, known)
             work.append(rows, stage, time.perf_counter() - start)
             fresh += len(rows)
+            rows = [r for r in rows if r["records"]]  # measured (not a batch's duplicate)
             ok = [r["latency"] for r in rows if r["latency"] is not None]
             best_all = merged_programs([*mine, *rows]).get(task.id, [{}])[0]
             log(f"pass {pass_no} {task.name[:40]}: {len(rows)} measured ({len(rows) - len(ok)} failed), "
@@ -348,8 +358,8 @@ def adapt(
         "base": str(base),
         "models": models,
         "tasks": [{"id": t.id, "name": t.name, **_task_figures(best.get(t.id, []), w.rows, t.id)} for t in chosen],
-        "measured": len(w.rows),
-        "failed": sum(r["latency"] is None for r in w.rows),
+        "measured": sum(r["records"] > 0 for r in w.rows),
+        "failed": sum(r["latency"] is None and r["records"] > 0 for r in w.rows),
         "examples": measured_examples,
         "replayed": len(replay),
         "measure_minutes": round(w.state["measure_seconds"] / 60, 2),

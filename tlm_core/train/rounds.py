@@ -144,9 +144,10 @@ def check(tasks, target, folder: Path, checkpoint: Path, settings: AdaptSettings
             measurer.close()
     best = best_programs([*prior, *w.rows])
     tasks_ = [{"id": t.id, "name": t.name, **_task_figures(best.get(t.id, []), w.rows, t.id)} for t in chosen]
-    figures = round_figures({"tasks": tasks_, "measured": len(w.rows), "examples": 0, "measure_minutes":
+    measured = [r for r in w.rows if r["records"]]
+    figures = round_figures({"tasks": tasks_, "measured": len(measured), "examples": 0, "measure_minutes":
                              round(w.state["measure_seconds"] / 60, 2), "train_steps": 0, "train_minutes": 0,
-                             "failed": sum(r["latency"] is None for r in w.rows)})  # fmt: skip
+                             "failed": sum(r["latency"] is None for r in measured)})  # fmt: skip
     (folder / ROUND_FILE).write_text(json.dumps({"checkpoint": str(checkpoint), **figures}, indent=1) + "\n")
     return figures
 
