@@ -5,6 +5,7 @@ import json
 
 from tlm_core.dataset.catalog import CatalogTask
 from tlm_core.model import new_model, preset, save_checkpoint, train_state
+from tlm_core.train import measured_examples
 from tlm_core.train.adapt import AdaptSettings
 from tlm_core.train.rounds import ROUNDS_FILE, choose_tasks, pack_rounds, round_rows, run_rounds
 
@@ -48,8 +49,12 @@ def test_rounds_learn_from_the_last_round_and_resume(tmp_path, measurer, workloa
     assert run_rounds([space.task], space.target, work, base, 2, settings, log=logged.append,
                       measurer=measurer, builder=space_builder) == figures  # fmt: skip
     assert sum(len(round_rows(work / f)) for f in ("round1", "round2", "check")) == n
-    # the copy to commit
-    out = pack_rounds(work, tmp_path / "data")
+    # the copy to commit, a data directory fine-tuning reads (this target's prompt, the best programs)
+    out = pack_rounds(work, tmp_path / "data", [space.task], space.target)
     assert json.loads((out / ROUNDS_FILE).read_text()) == figures
     with gzip.open(out / "round2" / "dataset.jsonl.gz", "rt") as f:
         assert len(f.read().splitlines()) == len(second)
+    examples, summary = measured_examples([out / "round1", out / "round2"], top=2, builder=space_builder,
+                                          log=lambda m: None)  # fmt: skip
+    assert summary["tasks"] == 1 and len(examples) == 2
+    assert list(summary["targets"]) == [f"llvm {space.target.attrs['mcpu']}"]

@@ -239,7 +239,7 @@ def cmd_rounds(args: argparse.Namespace) -> None:
                              threads=args.threads)  # fmt: skip
     figures = run_rounds(tasks, host_target(), args.work, args.checkpoint or default_checkpoint(), args.rounds,
                          settings, replay, args.replay_count, log)  # fmt: skip
-    pack_rounds(args.work, args.out)
+    pack_rounds(args.work, args.out, tasks, host_target())
     rows = [{"round": f["round"], "top-1 beats heuristic": f"{f['top1_beats_heuristic']}/{f['compared']}",
              "top-1 vs heuristic": f"{f['top1_vs_heuristic']}x", "best vs heuristic": f"{f['best_vs_heuristic']}x",
              "measured": f["measured"], "steps": f["train_steps"]} for f in figures]  # fmt: skip

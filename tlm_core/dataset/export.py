@@ -27,6 +27,7 @@ from .traces import SketchMatcher, decisions_to_json, program_key
 
 SOURCES = (RANDOM_DIR, SEARCH_DIR, HEURISTIC_DIR)
 DATASET_FILE = "dataset.jsonl.gz"
+TARGET_FILE = "target.json"  # the target a folder of rows without records was measured on
 
 
 def _merged(directory: Path) -> dict[str, dict[str, tuple[list, list[float], int]]]:
@@ -79,9 +80,12 @@ def export_rows(directory: str | Path, builder=None, sources: Iterable[str] = SO
 
 
 def directory_target(directory: str | Path) -> dict | None:
-    """The target (TVM's JSON form) the programs of a data directory were measured on: its first record's,
-    in a source folder (a collection) or at the top (a round). None when it holds no record."""
+    """The target (TVM's JSON form) the programs of a data directory were measured on: its target.json (the
+    measured rounds' folders), else its first record's, in a source folder (a collection) or at the top (a
+    round of `tlm train round`). None when it holds neither."""
     directory = Path(directory)
+    if (directory / TARGET_FILE).exists():
+        return json.loads((directory / TARGET_FILE).read_text())
     for folder in (directory, *(directory / s for s in SOURCES)):
         for path, opener in ((folder / RECORD_FILE, open), (folder / (RECORD_FILE + ".gz"), gzip.open)):
             if path.exists():

@@ -15,6 +15,7 @@ resumes in the round it stopped in. pack_rounds writes what to commit: per round
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -152,8 +153,15 @@ def check(tasks, target, folder: Path, checkpoint: Path, settings: AdaptSettings
     return figures
 
 
-def pack_rounds(work: str | Path, dest: str | Path) -> Path:
-    """The copy to commit: per round its rows (dataset.jsonl.gz) and figures, and rounds.json."""
+def pack_rounds(work: str | Path, dest: str | Path, tasks: list = (), target=None) -> Path:
+    """The copy to commit: per round its rows (dataset.jsonl.gz) and figures, and rounds.json; with the rounds'
+    tasks and target, each round folder is a data directory `tlm train finetune` reads (its catalogue of
+    the tasks, target.json)."""
+    from ..dataset import Catalog
+    from ..dataset.catalog import CATALOG_FILE
+    from ..dataset.export import TARGET_FILE
+    from ..target import target_to_dict
+
     work, dest = Path(work), Path(dest)
     rounds = sorted((p for p in work.glob("round*") if p.is_dir()), key=lambda p: int(p.name[5:]))
     for folder in [*rounds, work / "check"]:
@@ -161,5 +169,13 @@ def pack_rounds(work: str | Path, dest: str | Path) -> Path:
             (dest / folder.name).mkdir(parents=True, exist_ok=True)
             write_rows(round_rows(folder), dest / folder.name / DATASET_FILE)
             (dest / folder.name / ROUND_FILE).write_text((folder / ROUND_FILE).read_text())
+            if tasks:
+                catalog = dest / folder.name / CATALOG_FILE
+                catalog.unlink(missing_ok=True)
+                Catalog(catalog).add("rounds", list(tasks))
+                (dest / folder.name / (CATALOG_FILE + ".gz")).write_bytes(gzip.compress(catalog.read_bytes(), mtime=0))
+                catalog.unlink()
+            if target is not None:
+                (dest / folder.name / TARGET_FILE).write_text(json.dumps(target_to_dict(target)) + "\n")
     (dest / ROUNDS_FILE).write_text((work / ROUNDS_FILE).read_text())
     return dest
