@@ -17,7 +17,10 @@ In the spirit of Roller (OSDI'22) and tinygrad's heuristic.py, adapted to MetaSc
 - an unroll depth and compute locations by rule (producers at the consumer's cache tile, never inside its
   reduction; a pool's padding at its innermost loop; a padded input whose consumer's cache-tile level has no
   loop left, at its parallel level's deepest loop, not inlined);
-- rfactor for long reductions only, on the split's inner loop (vector partial sums, computed at the root).
+- rfactor for long reductions only, on the split's inner loop (vector partial sums, computed at the root), for
+  every long reduction of the block (a LayerNorm's mean and variance);
+- a producer is never placed where it would be computed many times over (a padded input under blocks of output
+  channels): the deepest cache-tile loop that recomputes it at most `Knobs.recompute` times, else the root.
 
 Top-1 (`heuristic_program`) builds one program per sketch in a single replay each and keeps the one its
 micro performance model (`estimate`) ranks first. Top-k (`heuristic_candidates`) varies the rules' knobs,
@@ -31,7 +34,14 @@ Top-1), top_k (measured).
 from .analysis import L1_WAY_BYTES, BlockInfo, aliased, block_info, flops_of, footprint, readers, windowed
 from .candidates import construct, heuristic_candidates, heuristic_program
 from .construction import Candidate, closest
-from .cost import PARALLEL_LAUNCH_S, _rfactor_on_inner_loop, estimate, parallel_extents, program_estimate
+from .cost import (
+    PARALLEL_LAUNCH_S,
+    _rfactor_on_inner_loop,
+    _rfactors_on_inner_loop,
+    estimate,
+    parallel_extents,
+    program_estimate,
+)
 from .knobs import Knobs
 from .planning import SMALL_FLOPS, TilePlan, divisors, largest_divisor, plan_block
 from .top_k import Measured, heuristic_top_k
@@ -51,6 +61,7 @@ __all__ = [
     "SMALL_FLOPS",
     "TilePlan",
     "_rfactor_on_inner_loop",
+    "_rfactors_on_inner_loop",
     "aliased",
     "block_info",
     "closest",

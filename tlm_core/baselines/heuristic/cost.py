@@ -12,9 +12,11 @@ from tvm.s_tir import SBlockRealize
 from ...space import CATEGORICAL, TILE, Decision, Space
 from ...space.sketch import Sketch
 from ..hardware import Hardware
+from .analysis import block_realizes
 from .construction import Candidate, Constructor
 
 PARALLEL_LAUNCH_S = 5e-6  # measured on this 2-core machine: a parallel region of a tiny kernel costs ~5 us
+SERIAL_ADD_S = 0.6e-9  # a scalar add of a reduction without partial sums (LayerNorm 32x768: 16 us in all, Zen 4)
 
 
 def estimate(space: Space, sketch_index: int, cons: Constructor, decisions: list[Decision], hw: Hardware) -> float:
@@ -52,16 +54,42 @@ def estimate(space: Space, sketch_index: int, cons: Constructor, decisions: list
         # pool) gains nothing and pays an extra pass (max pool 64x112x112: 0.8 ms vs 0.25 ms without).
         long = any(p.kind == TILE and (p.extent or 0) >= 64 for p in sketch.points)
         rfactor_bonus = (0.5 if _rfactor_on_inner_loop(sketch) else 0.95) if long else 2.0
-    return (compute / eff + memory) * bonus * inline_penalty * root_penalty * unroll_penalty * rfactor_bonus
+    serial = 0.0
+    if not cons.plans and cons.knobs.every_reduction:
+        # A long reduction without vector partial sums adds one float at a time, latency bound: LayerNorm
+        # 256x768 with only the mean's sum rfactored 125 us, with the variance's too 25 us (Zen 4).
+        sizes = _long_reductions(space)
+        left = max(0, len(sizes) - _rfactors_on_inner_loop(sketch))
+        serial = SERIAL_ADD_S * sum(sorted(sizes)[:left]) / hw.cores
+    return (compute / eff + memory) * bonus * inline_penalty * root_penalty * unroll_penalty * rfactor_bonus + serial
 
 
 def _rfactor_on_inner_loop(sketch: Sketch) -> bool:
     """Whether an rfactor of the sketch factors out the innermost loop of a split."""
+    return _rfactors_on_inner_loop(sketch) > 0
+
+
+def _rfactors_on_inner_loop(sketch: Sketch) -> int:
+    """How many rfactors of the sketch factor out the innermost loop of a split (vector partial sums)."""
     inner = [inst.outputs[-1] for inst in sketch.trace.insts if inst.kind.name == "Split"]
-    return any(
+    return sum(
         inst.kind.name == "RFactor" and any(inst.inputs[0].same_as(loop) for loop in inner)
         for inst in sketch.trace.insts
     )
+
+
+def _long_reductions(space: Space) -> list[int]:
+    """Per block of the workload that reduces over >= 64 elements (a row sum, a variance; not a 3x3 window):
+    how many elements it adds up in all."""
+    sizes = []
+    for realize in block_realizes(space.task.mod["main"].body):
+        extents: dict[int, int] = {}  # iter type (0 spatial, 2 reduction) -> product of extents
+        for iv in realize.block.iter_vars:
+            extent = int(iv.dom.extent) if isinstance(iv.dom.extent, tirx.IntImm) else 1
+            extents[int(iv.iter_type)] = extents.get(int(iv.iter_type), 1) * extent
+        if 2 in extents and extents[2] >= 64:
+            sizes.append(math.prod(extents.values()))
+    return sizes
 
 
 def _unroll_value(sketch: Sketch, decisions: list[Decision]) -> int:

@@ -18,6 +18,8 @@ class Knobs:
     blocked_unroll: int = 64  # unroll depth of a blocked plan (an aliased operand; 119 tasks: 1.02x 16's)
     block_windows: bool = False  # block an aliased operand read through a sliding window too (see `aliased`)
     window_at_parallel: bool = True  # a windowed producer goes to the parallel level's deepest loop, not inline
+    every_reduction: bool = True  # rank by the share of long reductions rfactored into vectors, not by any one
+    recompute: float = 4.0  # a producer placed where it is computed more than this many times over goes to the root
 
 
 DEFAULT_KNOBS = Knobs()  # Top-1's
