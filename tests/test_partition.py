@@ -94,3 +94,30 @@ def test_task_ids_are_stable_across_runs(two_branch):
     ep = torch.export.export(TwoBranch().eval(), (torch.randn(1, 3, 16, 16),))
     again = partition(import_exported(ep, "two-branch", "sample"), host_target())
     assert [t.id for t in again.tasks] == [t.id for t in two_branch.tasks]
+
+
+def test_a_head_with_no_vector_factor_is_padded_and_still_matches_pytorch(space_builder):
+    """GPT-2's 50257-word head left no vector tile (4 GFLOP/s): its weight is padded to a multiple of 16 columns
+    and the product sliced back in a subgraph of its own, so the matmul stays a plain matmul task."""
+    from tlm_core.compile import compile_model, heuristic_schedules, run_model
+    from tlm_core.partition.pad import padded_columns
+
+    class Head(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(32, 32)
+            self.head = torch.nn.Linear(32, 257, bias=False)  # 257: prime
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(torch.tanh(self.proj(x)))
+
+    assert [padded_columns(n) for n in (257, 256, 1000, 100)] == [272, 256, 1000, 100]
+    torch.manual_seed(0)
+    model = import_exported(torch.export.export(Head().eval(), (torch.randn(4, 32),)), "head", "sample")
+    part = partition(model, host_target())
+    ops = {tuple(t.ops): t for t in part.tasks}
+    assert ("strided_slice",) in ops and ("matmul",) in ops
+    assert tuple(ops[("matmul",)].params[-1][1]) == (4, 272)
+    assert tuple(ops[("strided_slice",)].params[-1][1]) == (4, 257)
+    run = run_model(model, compile_model(part, heuristic_schedules(part, space_builder.build), host_target()), repeat=1)
+    assert run.ok and run.max_rel_error < 1e-4, run

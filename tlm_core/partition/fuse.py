@@ -1,4 +1,5 @@
-"""Relax's fusion pipeline: legalize operators to TIR, fold weights, fuse, and merge into fused PrimFuncs."""
+"""Relax's fusion pipeline: pad weight columns (pad.py), legalize operators to TIR, fold weights, fuse, and merge
+into fused PrimFuncs."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from tvm import relax, tirx
 from tvm.target import Target
 from tvm_ffi import structural_equal, structural_hash
 
+from tlm_core.partition.pad import pad_weight_columns
+
 # tvm.compile's CPU pipeline legalizes but does not fuse; this is the fusion half of the default pipeline.
 _BEFORE_FUSE_TIR = [
+    pad_weight_columns,
     relax.transform.DecomposeOpsForInference(),
     relax.transform.CanonicalizeBindings(),
     relax.transform.LegalizeOps(),
