@@ -6,6 +6,7 @@ are measured in one batch, --rounds rounds in rotated order (medians), each chec
 The task catalogue (models loaded and partitioned once) is cached in <work>/catalog.jsonl.
 
     .venv/bin/python benchmarks/heuristic_rule.py --knob whole_rows=false --models mobilenetv2 efficientnet-b0
+    .venv/bin/python benchmarks/heuristic_rule.py --knob long_reduction=false rows_per_core=false --models llama-7b
     .venv/bin/python benchmarks/heuristic_rule.py --knob unroll=0 --models mobilenetv2-tiny --limit 1   # smoke
 
 Writes benchmarks/results/heuristic_rule.json and .md (NAME.json and .md with --results).
@@ -23,27 +24,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import geomean, ms, write  # noqa: E402
 
 
-def changed_knobs(setting: str):
-    """Knobs() with one field set from "name=value" (bools: true/false)."""
+def changed_knobs(*settings: str):
+    """Knobs() with the fields set from "name=value" settings (bools: true/false)."""
     from tlm_core.baselines.heuristic import Knobs
 
-    name, _, value = setting.partition("=")
     fields = {f.name: f for f in dataclasses.fields(Knobs)}
-    if name not in fields or not value:
-        raise SystemExit(f"--knob wants name=value with name one of {', '.join(fields)}, got {setting!r}")
-    default = getattr(Knobs(), name)
-    if isinstance(default, bool):
-        if value.lower() not in ("true", "false"):
-            raise SystemExit(f"--knob {name} is true or false, got {value!r}")
-        parsed = value.lower() == "true"
-    else:
-        parsed = type(default)(value)
-    return Knobs(**{name: parsed})
+    changed = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields or not value:
+            raise SystemExit(f"--knob wants name=value with name one of {', '.join(fields)}, got {setting!r}")
+        default = getattr(Knobs(), name)
+        if isinstance(default, bool):
+            if value.lower() not in ("true", "false"):
+                raise SystemExit(f"--knob {name} is true or false, got {value!r}")
+            changed[name] = value.lower() == "true"
+        else:
+            changed[name] = type(default)(value)
+    return Knobs(**changed)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--knob", required=True, help="the changed knob, name=value (tlm_core.baselines.heuristic.Knobs)")
+    p.add_argument("--knob", required=True, nargs="+", help="the changed knobs, name=value (heuristic.Knobs)")
     p.add_argument("--models", nargs="+", default=["mobilenetv2", "efficientnet-b0"], help="model families")
     p.add_argument("--max-gflop", type=float, default=0.5, help="skip bigger tasks (minutes per program here)")
     p.add_argument("--rounds", type=int, default=6)
@@ -57,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     from tlm_core.space import SpaceBuilder
     from tlm_core.target import host_target
 
-    knobs = changed_knobs(args.knob)
+    knobs = changed_knobs(*args.knob)
+    setting = " ".join(args.knob)
     target = host_target()
     builder = SpaceBuilder.for_target(target)
     Path(args.work).mkdir(parents=True, exist_ok=True)
@@ -90,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     mean = geomean(ratios)
     notes = [
         f"Models {', '.join(args.models)} (every variant), tasks of <= {args.max_gflop} GFLOP whose Top-1 program "
-        f"changes with `{args.knob}` ({len(rows)} of {len(seen)} distinct tasks); both programs side by side, "
+        f"changes with `{setting}` ({len(rows)} of {len(seen)} distinct tasks); both programs side by side, "
         f"{args.rounds} rounds in rotated order, medians in ms, checked against the untuned task.",
         f"rules_speedup = changed / rules latency, > 1 = the default rules are faster; geometric mean over "
         f"{len(ratios)} tasks: {mean:.2f}, the rules faster on {sum(r > 1 for r in ratios)}."
@@ -98,9 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         else "No task was measured successfully.",
     ]
     cols = ["task", "mflop", "rules_ms", "changed_ms", "rules_speedup"]
-    data = {"knob": args.knob, "defaults": dataclasses.asdict(Knobs()), "models": args.models, "geomean": mean,
+    data = {"knob": setting, "defaults": dataclasses.asdict(Knobs()), "models": args.models, "geomean": mean,
             "rows": rows}  # fmt: skip
-    md = write(args.results, data, cols, rows, f"A heuristic rule on and off: `{args.knob}`", notes)
+    md = write(args.results, data, cols, rows, f"A heuristic rule on and off: `{setting}`", notes)
     print(md.read_text())
     return 0
 

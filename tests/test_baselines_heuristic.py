@@ -8,6 +8,7 @@ import tests.workloads as W
 from tlm_core.baselines.default import default_module
 from tlm_core.baselines.hardware import Hardware
 from tlm_core.baselines.heuristic import (
+    DEFAULT_KNOBS,
     Knobs,
     _rfactor_on_inner_loop,
     _rfactors_on_inner_loop,
@@ -261,7 +262,7 @@ def test_a_producer_several_blocks_read_is_computed_once(rules_builder):
     assert located
 
 
-def _matmul_tiles(rules_builder, m: int, k: int, n: int) -> dict:
+def _matmul_tiles(rules_builder, m: int, k: int, n: int, knobs: Knobs = DEFAULT_KNOBS) -> dict:
     """The heuristic's Top-1 tile factors of A[m, k] @ B[k, n], by loop name."""
     from tvm import topi
 
@@ -270,7 +271,7 @@ def _matmul_tiles(rules_builder, m: int, k: int, n: int) -> dict:
         return [a, b, topi.nn.matmul(a, b)]
 
     space = rules_builder.build(_te_task(f"matmul{m}x{k}x{n}", build))
-    cand = heuristic_program(space)
+    cand = heuristic_program(space, knobs=knobs)
     points = space.sketches[cand.sketch_index].points
     return {p.loop: d for p, d in zip(points, cand.decisions, strict=True) if p.kind == "tile"}
 
@@ -286,23 +287,39 @@ def test_a_matmul_whose_rows_share_an_l1_set_is_blocked_along_the_reduction(rule
     assert plain[k][1] == 1 and all(d[2] == 1 for d in plain.values() if len(d) == 4)  # the usual plan
 
 
-def test_a_blocked_plan_unrolls_deeper(rules_builder):
-    """The block of B's rows and its column of register tiles unroll 64 deep, the usual plan 16 (measured on
-    119 zoo/BERT/GPT-2 tasks with a blocked plan: 1.02x, faster on 75)."""
+def test_a_reduction_too_long_for_l2_is_blocked_and_each_core_streams_its_weight_columns_once():
+    """LLaMA-7B's 128x4096 @ 4096x11008: one 8-row register tile read 655 KB over the whole reduction, so the
+    cache tile never grew and every core re-read B 16 times (68 GFLOP/s); blocked along the reduction, with all
+    128 rows on each core, 166 GFLOP/s on Zen 4 (benchmarks/heuristic_rule.py, big_gemm)."""
+    from tlm_core.space import SpaceBuilder
+
+    zen4 = SpaceBuilder.for_target(host_target(cpu="znver4"))  # 1 MiB of L2 (the Xeon's 2 MiB holds that tile)
+    tiles = _matmul_tiles(zen4, 128, 4096, 11008)
+    k = next(loop for loop, d in tiles.items() if len(d) == 2)
+    i, j = (loop for loop, d in tiles.items() if len(d) == 4)
+    assert tiles[k][1] == 8 and tiles[i][0] == 1 and tiles[j][0] > 1
+    usual = _matmul_tiles(zen4, 128, 4096, 11008, Knobs(long_reduction=False, rows_per_core=False))
+    assert usual[k][1] == 1 and usual[i][0] > 1
+
+
+def test_a_blocked_plan_unrolls_as_its_own_knob_says(rules_builder):
+    """The blocked plan's unroll depth is its own knob: 64 measured 1.02x 16's on 119 Xeon tasks, but with each
+    core's rows whole 16 is 1.7-2.2x faster on LLaMA's and GPT-2's large matmuls (Zen 4), so both are 16 now."""
     from tvm import topi
 
-    def unroll(n: int) -> int:
+    def unroll(n: int, knobs: Knobs = DEFAULT_KNOBS) -> int:
         def build(te):
             a, b = te.placeholder((64, 1024), name="A"), te.placeholder((1024, n), name="B")
             return [a, b, topi.nn.matmul(a, b)]
 
         space = rules_builder.build(_te_task(f"matmul64x1024x{n}", build))
-        cand = heuristic_program(space)
+        cand = heuristic_program(space, knobs=knobs)
         points = space.sketches[cand.sketch_index].points
         return next(p.candidates[d] for p, d in zip(points, cand.decisions, strict=True)
                     if p.kind == "categorical" and "unroll" in (p.used_by or ""))  # fmt: skip
 
-    assert unroll(1024) == 64 and unroll(1000) == 16
+    deeper = Knobs(blocked_unroll=64)
+    assert unroll(1024) == 16 and unroll(1024, deeper) == 64 and unroll(1000, deeper) == 16  # 1000: not blocked
 
 
 def test_a_convolution_input_read_through_a_window_is_not_blocked(rules_builder):

@@ -42,7 +42,7 @@ from .cost import (
     parallel_extents,
     program_estimate,
 )
-from .knobs import Knobs
+from .knobs import DEFAULT_KNOBS, Knobs
 from .planning import SMALL_FLOPS, TilePlan, divisors, largest_divisor, plan_block
 from .top_k import Measured, heuristic_top_k
 
@@ -50,6 +50,7 @@ METHOD = "heuristic"
 LABEL = "Roller-style rule-based heuristic"
 
 __all__ = [
+    "DEFAULT_KNOBS",
     "BlockInfo",
     "Candidate",
     "Knobs",
