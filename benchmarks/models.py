@@ -369,7 +369,8 @@ def paper_markdown(doc: dict) -> str:
              f"{doc['when']}, {doc['machine']} (LLVM cpu {doc['llvm_cpu']}), {doc['cores']} cores, load average"
              f" {lo:.1f}-{hi:.1f} over the rows. TLM checkpoint {doc['checkpoint']}. Command: `{doc['command']}`"
              + ("" if doc["complete"] else " (incomplete: the same command continues it)."), ""]  # fmt: skip
-    if hi >= 1.0:
+    # a row's load is read after the previous row's own work, which keeps up to `cores` threads busy
+    if hi > doc["cores"]:
         lines += [f"The machine was busy at times (load average up to {hi:.1f} on {doc['cores']} cores): compare the"
                   " methods as ratios within a model's rows.", ""]  # fmt: skip
     head = ["model", "tasks", "load", "eager ms", "torch.compile ms"] + [LABELS[m] + " ms" for m in methods]
