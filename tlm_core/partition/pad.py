@@ -34,7 +34,7 @@ class _PadWeightColumns(relax.PyExprMutator):
             return call
         n = int(shape[-1])
         padded = padded_columns(n)
-        if padded == n or not isinstance(out, relax.TensorType):
+        if padded == n or not isinstance(out, relax.TensorType) or out.ndim < 1:  # ndim -1: unknown rank
             return call
         rank = len(shape)
         weight = relax.op.nn.pad(call.args[1], [0, 0] * (rank - 1) + [0, padded - n])
