@@ -7,31 +7,28 @@ task the older ones lack: the examples that teach a checkpoint the heuristic's n
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from collections import Counter
 from pathlib import Path
 
+from tlm_core.language.sentence import PROMPT_END
+from tlm_core.train.corpus import read_corpus
+
 
 def decisions(row: dict) -> str:
-    return row["text"].split("<dec>", 1)[1]
+    return row["text"].split(PROMPT_END, 1)[1]
 
 
 def main(new: Path, out: Path, old_files: list[Path]) -> None:
-    old = {}
-    for path in old_files:  # a later file's sentence replaces an earlier one's
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as f:
-            old.update((r["task_id"], decisions(r)) for r in map(json.loads, f))
-    kept, kinds, added = [], Counter(), 0
-    for line in new.open():
-        row = json.loads(line)
-        if old.get(row["task_id"]) == decisions(row):
-            continue
-        kept.append(line)
-        added += row["task_id"] not in old
-        kinds[row["variant"].rsplit("-", 1)[0] if row["variant"].startswith("zoo") else row["variant"]] += 1
-    out.write_text("".join(kept))
+    old = {r["task_id"]: decisions(r) for r in read_corpus(old_files)}  # a later file's sentence wins
+    kept, kinds = [], Counter()
+    for row in read_corpus([new]):
+        if old.get(row["task_id"]) != decisions(row):
+            kept.append(row)
+            kinds[row["variant"].rsplit("-", 1)[0] if row["variant"].startswith("zoo") else row["variant"]] += 1
+    out.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    added = sum(r["task_id"] not in old for r in kept)
     print(f"{len(kept) - added} changed, {added} new tasks, {len(kept)} written to {out}: {dict(kinds.most_common())}")
 
 
