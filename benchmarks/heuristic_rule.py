@@ -8,6 +8,7 @@ The task catalogue (models loaded and partitioned once) is cached in <work>/cata
     .venv/bin/python benchmarks/heuristic_rule.py --knob whole_rows=false --models mobilenetv2 efficientnet-b0
     .venv/bin/python benchmarks/heuristic_rule.py --knob long_reduction=false rows_per_core=false --models llama-7b
     .venv/bin/python benchmarks/heuristic_rule.py --knob unroll=0 --models mobilenetv2-tiny --limit 1   # smoke
+    .venv/bin/python benchmarks/heuristic_rule.py --hardware vector_bits=512 --models resnet50   # the machine's facts
 
 Writes benchmarks/results/heuristic_rule.json and .md (NAME.json and .md with --results).
 """
@@ -44,9 +45,27 @@ def changed_knobs(*settings: str):
     return Knobs(**changed)
 
 
+def changed_hardware(target, *settings: str):
+    """Hardware.from_target(target) with integer fields set from "name=value" settings (None: no settings)."""
+    from tlm_core.baselines.hardware import Hardware
+
+    if not settings:
+        return None
+    hw, fields = Hardware.from_target(target), {f.name for f in dataclasses.fields(Hardware)}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields or not value.isdigit():
+            raise SystemExit(f"--hardware wants name=integer with name one of {', '.join(sorted(fields))}, "
+                             f"got {setting!r}")  # fmt: skip
+        hw = dataclasses.replace(hw, **{name: int(value)})
+    return hw
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--knob", required=True, nargs="+", help="the changed knobs, name=value (heuristic.Knobs)")
+    p.add_argument("--knob", nargs="+", default=[], help="the changed knobs, name=value (heuristic.Knobs)")
+    p.add_argument("--hardware", nargs="+", default=[],
+                   help="changed machine facts, name=value (baselines.hardware.Hardware: vector_bits=512)")  # fmt: skip
     p.add_argument("--models", nargs="+", default=["mobilenetv2", "efficientnet-b0"], help="model families")
     p.add_argument("--max-gflop", type=float, default=0.5, help="skip bigger tasks (minutes per program here)")
     p.add_argument("--rounds", type=int, default=6)
@@ -54,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", default="out/heuristic_rule", help="catalogue cache folder")
     p.add_argument("--results", default="heuristic_rule", help="results name")
     args = p.parse_args(argv)
+    if not args.knob and not args.hardware:
+        p.error("name a change: --knob and/or --hardware")
     from tlm_core.baselines.heuristic import Knobs, heuristic_program
     from tlm_core.dataset import Catalog, variants_for
     from tlm_core.measure import Measurer
@@ -61,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     from tlm_core.target import host_target
 
     knobs = changed_knobs(*args.knob)
-    setting = " ".join(args.knob)
+    setting = " ".join(args.knob + args.hardware)
     target = host_target()
+    hw = changed_hardware(target, *args.hardware)
     builder = SpaceBuilder.for_target(target)
     Path(args.work).mkdir(parents=True, exist_ok=True)
     catalog = Catalog(Path(args.work) / "catalog.jsonl")
@@ -78,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             space = builder.build(ct.task())
             if not any(s.points for s in space.sketches):
                 continue
-            rules, changed = heuristic_program(space), heuristic_program(space, knobs=knobs)
+            rules, changed = heuristic_program(space), heuristic_program(space, hw=hw, knobs=knobs)
             if (rules.sketch_index, rules.decisions) == (changed.sketch_index, changed.decisions):
                 continue
             med = m.side_by_side(space.task, {"rules": rules.program.mod, "changed": changed.program.mod}, args.rounds)

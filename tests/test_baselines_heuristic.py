@@ -43,6 +43,23 @@ def test_hardware_has_sane_numbers():
     assert caches_kib(zen)[:2] == (48, 1024)
 
 
+def test_vector_lanes_follow_the_cpus_instruction_sets():
+    """TVM 0.27's llvm_get_vector_width says 512 for every x86 CPU; an AVX2 CPU has 8 fp32 lanes, not 16, and
+    its prompt must say so (the TLM tells machines apart by it)."""
+    from tvm.target import Target
+
+    from tlm_core.language import hardware_tokens
+    from tlm_core.target import vector_bits
+
+    def cpu(name):
+        return Target({"kind": "llvm", "mcpu": name, "num-cores": 2})
+
+    assert [vector_bits(cpu(c)) for c in ("generic", "haswell", "znver3", "znver4", "emeraldrapids")] == [
+        128, 256, 256, 512, 512]  # fmt: skip
+    assert Hardware.from_target(cpu("haswell")).lanes() == 8 and Hardware.from_target(cpu("znver4")).lanes() == 16
+    assert "vec 2^8 ;" in " ".join(hardware_tokens(cpu("znver3")))
+
+
 @pytest.mark.parametrize("name", WORKLOADS)
 def test_top1_is_a_valid_program_that_matches_the_reference(name, space_builder, measurer):
     task = _task(name)

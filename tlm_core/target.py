@@ -71,6 +71,22 @@ def caches_kib(target: Target) -> tuple[int, int, int]:
     return host_caches_kib() if mcpu == host_cpu() else (0, 0, 0)
 
 
+def vector_bits(target: Target) -> int:
+    """SIMD register width in bits of a target's CPU (a GPU target: its host's), from the instruction sets LLVM
+    lists for its -mcpu: 512 with AVX-512F, 256 with AVX, 128 with SSE2; 0 when unknown. Not LLVM's
+    llvm_get_vector_width, which in TVM 0.27 answers 512 for every x86 CPU (haswell, znver3, even generic)."""
+    if target.kind.name != "llvm" and target.host is not None:
+        target = target.host
+    try:
+        features = {str(k) for k in codegen.llvm_get_cpu_features(target)}
+    except Exception:  # no LLVM, or not a CPU target
+        return 0
+    for feature, bits in (("avx512f", 512), ("avx", 256), ("sse2", 128), ("neon", 128)):
+        if feature in features:
+            return bits
+    return 0
+
+
 def kib_text(kib: int) -> str:
     """A cache size for people: 48 -> "48 KiB", 266240 -> "260 MiB"."""
     return f"{kib // 1024} MiB" if kib and kib % 1024 == 0 else f"{kib} KiB"

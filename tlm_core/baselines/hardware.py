@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from tvm.target import Target
 
-from ..target import caches_kib
+from ..target import caches_kib, vector_bits
 
 DEFAULT_L1 = 32 * 1024  # bytes, per core (data)
 DEFAULT_L2 = 1024 * 1024  # bytes, per core
@@ -40,16 +40,11 @@ class Hardware:
         cores = int(target.attrs.get("num-cores", 1)) if "num-cores" in target.attrs else 1
         if target.kind.name != "llvm":  # GPU targets: the host's numbers still make the rules run
             target = target.host or target
-        try:
-            from tvm.target import codegen
-
-            bits = int(codegen.llvm_get_vector_width(target))
-        except Exception:  # no LLVM information: assume AVX2
-            bits = 256
+        bits = vector_bits(target)
         l1, l2, _ = caches_kib(target)  # the target's CPU, which need not be this host's
         return cls(
             cores=max(1, cores),
-            vector_bits=bits if bits > 0 else 256,
+            vector_bits=bits or 256,  # unknown: assume AVX2
             l1_bytes=l1 * 1024 or DEFAULT_L1,
             l2_bytes=l2 * 1024 or DEFAULT_L2,
         )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tvm.target import Target
 
-from ..target import caches_kib, kib_text
+from ..target import caches_kib, kib_text, vector_bits
 from .numbers import is_number_token, number_tokens, read_number
 
 # LLVM CPU names and CUDA archs with their own token; any other is written "cpu?" / "arch?" (the numbers that
@@ -82,18 +82,8 @@ def hardware_tokens(target: Target) -> list[str]:
     mcpu = str(attrs.get("mcpu", "generic"))
     out += ["cpu", mcpu if mcpu in CPUS else "cpu?"]
     out += ["cores", *number_tokens(int(attrs.get("num-cores", 1)))]
-    out += ["vec", *number_tokens(_vector_width(target))]
+    out += ["vec", *number_tokens(vector_bits(target))]
     for word, kib in zip(("l1d", "l2", "l3"), caches_kib(target), strict=True):
         if kib:
             out += [word, *number_tokens(kib)]
     return out
-
-
-def _vector_width(target: Target) -> int:
-    """Vector register width in bits, as LLVM reports it for the target's CPU (0 when unknown)."""
-    try:
-        from tvm.target import codegen
-
-        return int(codegen.llvm_get_vector_width(target))
-    except Exception:  # no LLVM, or not a CPU target
-        return 0
