@@ -26,6 +26,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.report import machine  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"
 PAPER = ["resnet50", "mobilenetv2", "efficientnet-b0", "bert", "gpt2", "llama-7b"]
 
@@ -121,7 +125,9 @@ def main() -> None:
     (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1))
     command = "python benchmarks/spaces.py" + (" --quick" if args.quick else "")
     command += f" --models {' '.join(args.models)}" if args.models else ""
-    (RESULTS / f"{stem}.md").write_text(f"Produced by `{command}`.\n\n{table(rows)}\n")
+    when, host = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine()
+    (RESULTS / f"{stem}.md").write_text(
+        f"{when}, {host['cpu']}, {host['cores']} cores. Produced by `{command}`.\n\n{table(rows)}\n")
     print(table(rows))
     if any(r["empty_spaces"] for r in rows):
         raise SystemExit("some task has an empty design space")

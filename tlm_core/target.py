@@ -17,6 +17,9 @@ KNOWN_CACHES_KIB = {
     "znver5": (48, 1024, 32768),  # the Zen 5 machine of data/cpu-znver5
     "emeraldrapids": (48, 2048, 307200),  # the Xeon of data/cpu-emeraldrapids, as its sysfs reports them
     "znver4": (32, 1024, 32768),  # the Zen 4 host of teacher corpus v15 (2026-12-03)
+    # AVX2 only: the 256-bit CPU of teacher corpus v18, never measured on; an AWS c4's Xeon E5-2666 v3 as Intel
+    # documents it (32 KiB L1d, 256 KiB L2 per core, 25 MiB L3)
+    "haswell": (32, 256, 25600),
 }
 CACHES_PREFIX = "caches-"  # a target's "model" attribute "caches-48-2048-266240": its L1d, L2, L3 in KiB
 
