@@ -25,40 +25,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import geomean, ms, write  # noqa: E402
 
 
-def changed_knobs(*settings: str):
-    """Knobs() with the fields set from "name=value" settings (bools: true/false)."""
-    from tlm_core.baselines.heuristic import Knobs
-
-    fields = {f.name: f for f in dataclasses.fields(Knobs)}
+def with_settings(base, settings, option: str):
+    """The frozen dataclass `base` with fields set from "name=value" settings (bools: true/false); `option`
+    names the command-line option in errors."""
+    fields = [f.name for f in dataclasses.fields(base)]
     changed = {}
     for setting in settings:
         name, _, value = setting.partition("=")
         if name not in fields or not value:
-            raise SystemExit(f"--knob wants name=value with name one of {', '.join(fields)}, got {setting!r}")
-        default = getattr(Knobs(), name)
+            raise SystemExit(f"{option} wants name=value with name one of {', '.join(fields)}, got {setting!r}")
+        default = getattr(base, name)
         if isinstance(default, bool):
             if value.lower() not in ("true", "false"):
-                raise SystemExit(f"--knob {name} is true or false, got {value!r}")
+                raise SystemExit(f"{option} {name} is true or false, got {value!r}")
             changed[name] = value.lower() == "true"
-        else:
+            continue
+        try:
             changed[name] = type(default)(value)
-    return Knobs(**changed)
+        except ValueError:
+            raise SystemExit(f"{option} {name}: {value!r} is not of type {type(default).__name__}") from None
+    return dataclasses.replace(base, **changed)
+
+
+def changed_knobs(*settings: str):
+    """Knobs() with the fields set from "name=value" settings."""
+    from tlm_core.baselines.heuristic import Knobs
+
+    return with_settings(Knobs(), settings, "--knob")
 
 
 def changed_hardware(target, *settings: str):
-    """Hardware.from_target(target) with integer fields set from "name=value" settings (None: no settings)."""
+    """Hardware.from_target(target) with fields set from "name=value" settings (None: no settings)."""
     from tlm_core.baselines.hardware import Hardware
 
-    if not settings:
-        return None
-    hw, fields = Hardware.from_target(target), {f.name for f in dataclasses.fields(Hardware)}
-    for setting in settings:
-        name, _, value = setting.partition("=")
-        if name not in fields or not value.isdigit():
-            raise SystemExit(f"--hardware wants name=integer with name one of {', '.join(sorted(fields))}, "
-                             f"got {setting!r}")  # fmt: skip
-        hw = dataclasses.replace(hw, **{name: int(value)})
-    return hw
+    return with_settings(Hardware.from_target(target), settings, "--hardware") if settings else None
 
 
 def main(argv: list[str] | None = None) -> int:
