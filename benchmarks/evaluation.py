@@ -61,13 +61,14 @@ def checkpoint_key(path: Path) -> str:
 
 
 class Evaluation:
-    def __init__(self, work: Path, k: int, search_trials: int, seed: int = 0) -> None:
+    def __init__(self, work: Path, k: int, search_trials: int, seed: int = 0, cpu: str | None = None) -> None:
         from tlm_core.measure import Measurer
         from tlm_core.space import SpaceBuilder
         from tlm_core.target import host_target
 
         self.work, self.k, self.search_trials, self.seed = work, k, search_trials, seed
-        self.target = host_target()
+        # cpu: an older instruction set this host runs (e.g. znver3's AVX2 on an AVX-512 host), with its caches
+        self.target = host_target(cpu=cpu, runs_here=True) if cpu else host_target()
         self.builder = SpaceBuilder.for_target(self.target)
         self.measurer = Measurer(self.target, repeat=5, min_repeat_ms=10, timeout_s=60.0)
         self.rows_path = work / "rows.jsonl"
@@ -289,6 +290,8 @@ def main() -> None:
         help="reuse the search of an earlier run (results name): "
         "its rows and kept records (RESULTS-records/), its programs measured again here side by side",
     )
+    p.add_argument("--cpu", help="write and measure for this LLVM CPU, one this host runs (e.g. znver3: AVX2 on an "
+                   "AVX-512 host), with the host's caches and cores")  # fmt: skip
     args = p.parse_args()
     test = args.split == "test"
     cfg = dict(QUICK if args.quick else TEST if test else FULL)
@@ -298,6 +301,8 @@ def main() -> None:
         raise SystemExit("the test split is declared in tlm_core.dataset.splits: --models/--tasks/--max-gflop "
                          "do not apply to it")  # fmt: skip
     cfg.update({k: v for k, v in given.items() if v is not None})
+    if args.cpu:
+        cfg["cpu"] = args.cpu
     name = "evaluation-quick" if args.quick else "evaluation-test" if test else "evaluation"
     work = Path(args.work or f"out/{name}")
     name = args.results or name
@@ -310,7 +315,7 @@ def main() -> None:
     models = {"tlm": (ckpt, checkpoint_key(ckpt))}
     if args.compare:
         models["compare"] = (Path(args.compare), checkpoint_key(Path(args.compare)))
-    ev = Evaluation(work, cfg["k"], cfg["search_trials"])
+    ev = Evaluation(work, cfg["k"], cfg["search_trials"], cpu=args.cpu)
     try:
         if args.search_from:
             ev.reuse_search(args.search_from, _keys(models, cfg)["search"])

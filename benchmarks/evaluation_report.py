@@ -107,6 +107,7 @@ def write_results(name: str, evaluated: list[dict], tasks, models: dict, cfg: di
         "Shared, loaded 2-core machine (other jobs measuring and training at the same time): latencies are noisy. "
         "A task's methods are measured back to back, so they share that moment's load; a resumed run (or a new "
         "checkpoint's rows added to old ones) mixes moments: compare such rows with care.",
+        *target_note(cfg),
     ]
     columns = ["model", "task", "gflop", "calls", "tlm_top1_ms", "tlm_best10_ms", "random_top1_ms",
                "random_best10_ms", "search_ms", "heuristic_ms", "cmp_top1_ms", "cmp_best10_ms", "tlm_gen_s",
@@ -132,6 +133,14 @@ TEST_RATIOS = [
     ("compile_speedup", "search_s", "tlm_compile_s"),
 ]
 TEST_ROLES = ("default", "heuristic", "heuristic10", "top1", "best", "search")
+
+
+def target_note(cfg: dict) -> list[str]:
+    """A line naming the target where it is not the host's own CPU (evaluation.py --cpu)."""
+    if not cfg.get("cpu"):
+        return []
+    return [f"Target: LLVM `-mcpu={cfg['cpu']}` (its instruction set run on this host, with the host's caches and "
+            "cores): every method's programs were written and measured for it."]  # fmt: skip
 
 
 def write_test_results(name: str, evaluated: list[dict], tasks, models: dict, cfg: dict, keys: dict[str, str]) -> None:
@@ -195,6 +204,7 @@ def write_test_results(name: str, evaluated: list[dict], tasks, models: dict, cf
         f"tlm: `{summary['checkpoints']['tlm']['path']}` (key {summary['checkpoints']['tlm']['key']}). Load average "
         f"at the end {summary['load_average'][0]:.1f} on {os.cpu_count()} cores: other jobs shared this machine, so "
         "latencies are noisy; the side-by-side batches share their moment's load.",
+        *target_note(cfg),
     ]
     columns = ["model", "task", "gflop", "calls", *(f"together_{r}_ms" for r in TEST_ROLES), "default_ms",
                "heuristic_ms", "heuristic10_ms", "tlm_top1_ms", "tlm_best10_ms", "search_ms", "tlm_compile_s",

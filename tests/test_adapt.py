@@ -121,3 +121,12 @@ def test_cli_bad_input_is_one_line(capsys, cache):
     assert "does not know the CPU 'no-such-cpu'" in capsys.readouterr().err
     assert main(["adapt", "no/such/model.onnx", "--quiet"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_checkpoint_label_names_the_cpus_learnt_and_hidden_ones(tmp_path):
+    from tlm_core.model import checkpoint_label
+
+    state = {"hardware": ["<hw> kind llvm cpu znver4 cores 2^1 ; vec 2^9 ;", "<hw> kind llvm cpu cpu? cores 2^1 ;"]}
+    (tmp_path / "train_state.json").write_text(json.dumps(state))
+    label = checkpoint_label(tmp_path)
+    assert "trained on cpu znver4; other CPUs by their vector width and caches" in label and "cpu?" not in label

@@ -260,3 +260,12 @@ def test_padding_and_warm_up_leave_greedy_decisions_unchanged(workload_spaces, m
     for p, e in zip(padded, exact, strict=True):
         assert (p.sketch_index, p.decisions, p.sentence.text) == (e.sketch_index, e.decisions, e.sentence.text)
         assert p.logprob == pytest.approx(e.logprob, abs=1e-4)
+
+
+def test_a_cpu_never_learnt_is_hidden_in_the_prompt_when_the_model_learnt_hidden_names(workload_spaces):
+    space = workload_spaces["matmul_relu_64"]
+    g = Generator(new_model(preset("tiny"), seed=0))
+    assert "cpu?" not in g.prompt(space).tokens  # a model that says nothing of its hardware
+    g.hardware = ["<hw> kind llvm cpu cpu? cores 2^1 ; vec 2^9 ;", "<hw> kind llvm cpu generic-never ;"]
+    assert "cpu?" in g.prompt(space).tokens
+    assert "cpu?" in g.greedy(space).sentence.tokens  # what the model read is what the sentence shows

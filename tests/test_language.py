@@ -203,3 +203,33 @@ def test_hardware_differences_name_each_field():
     assert hardware_differences(old, new) == ["l3: 300 MiB trained, 260 MiB here"]
     assert hardware_differences("<hw> kind llvm cpu znver1 cores 2^6 ;", old)[:2] == [
         "cpu: znver1 trained, emeraldrapids here", "cores: 64 trained, 2 here"]  # fmt: skip
+
+
+def test_a_cpu_the_checkpoint_never_learnt_is_read_by_its_numbers():
+    """A checkpoint that learnt hidden CPU names ("cpu cpu?") reads an unknown CPU that way: the name's embedding
+    was never trained, the vector width and caches after it were. Known names, and checkpoints without hidden
+    ones, keep the name."""
+    from tvm.target import Target
+
+    from tlm_core.language import hardware_tokens, hide_cpu
+    from tlm_core.train.data import Example, hide_cpu_names
+
+    zen3 = Target({"kind": "llvm", "mcpu": "znver3", "num-cores": 2})
+    named = hardware_tokens(zen3)
+    assert named[:6] == ["<hw>", "kind", "llvm", "cpu", "znver3", "cores"]
+    hidden = "<hw> kind llvm cpu cpu? cores 2^1 ; vec 2^8 ;"
+    assert hardware_tokens(zen3, [hidden]) == hide_cpu(named)
+    assert hide_cpu(named)[4] == "cpu?" and hide_cpu(named)[5:] == named[5:]
+    learnt_zen3 = "<hw> kind llvm cpu znver3 cores 2^1 ;"
+    assert hardware_tokens(zen3, [hidden, learnt_zen3]) == named  # e.g. adapted on this very CPU
+    assert hardware_tokens(zen3, ["<hw> kind llvm cpu znver4 cores 2^1 ;"]) == named  # never learnt "cpu?"
+
+    from tlm_core.language import encode_ids
+
+    tokens = ["<bos>", *named, "<op>"]
+    examples = [Example(encode_ids(tokens), [False] * len(tokens)) for _ in range(200)]
+    out = hide_cpu_names(examples, 0.5, seed=1)
+    changed = [e for e in out if e.ids != examples[0].ids]
+    assert 60 < len(changed) < 140  # about half, seeded
+    assert all(e.ids == encode_ids(["<bos>", *hide_cpu(named), "<op>"]) for e in changed)
+    assert out == hide_cpu_names(examples, 0.5, seed=1) and hide_cpu_names(examples, 0.0) == examples

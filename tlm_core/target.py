@@ -20,6 +20,8 @@ KNOWN_CACHES_KIB = {
     # AVX2 only: the 256-bit CPU of teacher corpus v18, never measured on; an AWS c4's Xeon E5-2666 v3 as Intel
     # documents it (32 KiB L1d, 256 KiB L2 per core, 25 MiB L3)
     "haswell": (32, 256, 25600),
+    # AVX2 only: the 2-core AMD EPYC Zen 3 host of 2026-12-06 (test split and tlm adapt runs), as lscpu reported
+    "znver3": (32, 512, 32768),
 }
 CACHES_PREFIX = "caches-"  # a target's "model" attribute "caches-48-2048-266240": its L1d, L2, L3 in KiB
 

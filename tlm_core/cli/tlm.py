@@ -175,6 +175,7 @@ def cmd_finetune(args: argparse.Namespace) -> None:
 
     from tlm_core.model.learnt import example_prompts, learnt_from_prompts, save_learnt
     from tlm_core.train import finetune, measured_examples, teacher_examples
+    from tlm_core.train.data import hide_cpu_names
 
     log = _stderr_log(args)
     other = _other_rank(args)
@@ -193,6 +194,9 @@ def cmd_finetune(args: argparse.Namespace) -> None:
                     "small_repeat": args.small_repeat}  # fmt: skip
         examples += taught
         log(f"{len(taught)} teacher examples from {', '.join(args.teacher)}")
+    if args.hide_cpu:
+        examples = hide_cpu_names(examples, args.hide_cpu, args.seed)
+        summary["hide_cpu"] = args.hide_cpu
     info = finetune(examples, args.out, _settings(args), init_from=args.init, quiet=args.quiet)
     if other:
         return
@@ -389,6 +393,9 @@ def register(sub: argparse._SubParsersAction, add) -> None:
                     help="the measured examples K times (weight against a large teacher corpus)")  # fmt: skip
     sp.add_argument("--small-repeat", type=int, default=1, metavar="K",
                     help="teacher sentences of tasks of at most 2^20 FLOPs (run on one core) K times")  # fmt: skip
+    sp.add_argument("--hide-cpu", type=float, default=0.0, metavar="SHARE",
+                    help="this share of all examples with the CPU's name hidden (cpu?): the model learns machines "
+                    "from their numbers too, and reads a CPU it never learnt that way")  # fmt: skip
     _training_options(sp, steps=300)
     sp = add(tsub, "learnt", cmd_learnt, "write a checkpoint's learnt.json: the task kinds its training saw",
              model=False, example="tlm train learnt assets/tlm-small --teacher "

@@ -39,6 +39,10 @@ class Generator:
         self.hardware: list[str] = []  # hardware prompts it was trained on (train_state.json); [] = unknown
         self.learnt: dict | None = None  # the kinds, layouts and sizes of its training tasks (learnt.json)
 
+    def prompt(self, space: Space) -> Prompt:
+        """The space's prompt as this model reads it (a CPU it never learnt named "cpu?" where it learnt that)."""
+        return make_prompt(space, trained=self.hardware)
+
     def _stream(self, prompt: Prompt) -> TokenStream:
         return prompt_stream(self.model, prompt, self.wide_threads)
 
@@ -62,11 +66,13 @@ class Generator:
         """A warning when the space's target is not hardware this model was trained on (None: it is, or the
         checkpoint does not say), naming what differs from the nearest trained hardware: the prompt is then one
         it never saw, so its programs (greedy ones too) may change, and they are untested guesses."""
-        here = hardware_of(hardware_tokens(space.target))
+        here = hardware_of(hardware_tokens(space.target, self.hardware))
         if not self.hardware or here in self.hardware:
             return None
         diffs = min((hardware_differences(h, here) for h in self.hardware), key=len)
         what = "; ".join(diffs) or here  # (fields alike, spelled differently: show the whole prompt)
+        if "cpu?" in here.split() and "cpu?" not in hardware_tokens(space.target):
+            what += " (it never learnt this CPU's name and reads it as cpu?, by its numbers)"
         return (f"this TLM was not trained on this target's hardware; the nearest it was trained on differs in "
                 f"{what}. Its prompt here is one it never saw, so its schedules are untested guesses: "
                 "run `tlm adapt MODEL` to fine-tune it on programs measured on this machine (or tlm dataset "
@@ -94,7 +100,7 @@ class Generator:
     def greedy(self, space: Space, sketch_index: int | None = None) -> Generation:
         """The most likely token at every step: the same input always gives the same output."""
         with torch_threads(self.threads):
-            prompt = make_prompt(space)
+            prompt = self.prompt(space)
             stream = self._stream(prompt)
             return decode_one(self.model, space, prompt, Policy(), sketch_index=sketch_index, stream=stream)
 
@@ -109,7 +115,7 @@ class Generator:
     ) -> list[Generation]:
         """Up to k distinct programs, sampled (seeded: reproducible). Fewer when the space (or the model's
         support under top-k) has fewer than k programs within `max_attempts` (default 4k) samples."""
-        prompt = make_prompt(space)
+        prompt = self.prompt(space)
         policy = Policy(max(temperature, 1e-6), top_k, torch.Generator().manual_seed(seed))
         found: dict[tuple, Generation] = {}
         with torch_threads(self.threads):
@@ -125,7 +131,7 @@ class Generator:
     def beam(self, space: Space, k: int = 4) -> list[Generation]:
         """The k most likely distinct programs by beam search, best first."""
         with torch_threads(self.threads):
-            return beam_search(self.model, space, make_prompt(space), k)
+            return beam_search(self.model, space, self.prompt(space), k)
 
     def candidates(self, space: Space, k: int) -> list[Generation]:
         """The k distinct programs a best-of-k measures: the greedy one first (top-1 is always among them),
@@ -156,5 +162,5 @@ class Generator:
     def force(self, space: Space, forced: dict[int, Decision], sketch_index: int | None = None) -> Generation:
         """Greedy decoding with some decisions fixed by the caller (any subset, by decision index)."""
         with torch_threads(self.threads):
-            prompt = make_prompt(space)
+            prompt = self.prompt(space)
             return decode_one(self.model, space, prompt, Policy(), forced, sketch_index, self._stream(prompt))

@@ -9,7 +9,7 @@ make_tokenizer() / save_language(dir)          # the fixed, versioned vocabulary
 """
 
 from .decisions import LanguageError, context_tokens, decision_tokens, sketch_token
-from .hardware import hardware_differences, hardware_of, hardware_tokens
+from .hardware import hardware_differences, hardware_of, hardware_tokens, hide_cpu
 from .numbers import number_tokens, read_number
 from .sentence import (
     PROMPT_END,
@@ -59,6 +59,7 @@ __all__ = [
     "hardware_differences",
     "hardware_of",
     "hardware_tokens",
+    "hide_cpu",
     "make_prompt",
     "make_tokenizer",
     "number_tokens",

@@ -65,8 +65,32 @@ def hardware_differences(trained: str, here: str, names: tuple[str, str] = ("tra
             if a.get(w) != b.get(w)]  # fmt: skip
 
 
-def hardware_tokens(target: Target) -> list[str]:
-    """E.g. "<hw> kind llvm cpu znver5 cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^10 ; l3 2^15 ;" (caches in KiB)."""
+def hide_cpu(tokens: Sequence[str]) -> list[str]:
+    """The tokens with the CPU's name written "cpu?": the numbers after it (cores, vector width, caches) are then
+    all the model knows of the machine, as for a CPU it never learnt."""
+    out = list(tokens)
+    if "cpu" in out and out.index("cpu") + 1 < len(out):
+        out[out.index("cpu") + 1] = "cpu?"
+    return out
+
+
+def learnt_cpu_names(trained: Sequence[str]) -> set[str]:
+    """The CPU names of a checkpoint's trained hardware prompts ("cpu?" among them where it learnt hidden ones)."""
+    return {str(hardware_fields(h)["cpu"]) for h in trained if "cpu" in hardware_fields(h)}
+
+
+def hardware_tokens(target: Target, trained: Sequence[str] = ()) -> list[str]:
+    """E.g. "<hw> kind llvm cpu znver5 cores 2^1 ; vec 2^9 ; l1d 2^4 3^1 ; l2 2^10 ; l3 2^15 ;" (caches in KiB).
+
+    trained: the hardware prompts of the checkpoint that will read it. Where it learnt hidden names ("cpu?") but
+    never this CPU's, the name is hidden: an embedding it never trained says nothing, the numbers do."""
+    tokens = _hardware_tokens(target)
+    names = learnt_cpu_names(trained)
+    cpu = tokens[tokens.index("cpu") + 1]
+    return hide_cpu(tokens) if "cpu?" in names and cpu not in names else tokens
+
+
+def _hardware_tokens(target: Target) -> list[str]:
     kind = target.kind.name
     out = ["<hw>", "kind", kind if kind in KINDS else "kind?"]
     attrs = dict(target.attrs)

@@ -10,6 +10,7 @@ locations do). `decision_mask` marks the tokens a model actually chooses: fine-t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tvm.target import Target
@@ -68,12 +69,13 @@ def token_roles(sentence: Sentence) -> list[str]:
     return roles
 
 
-def make_prompt(space: Space, target: Target | None = None) -> Prompt:
-    """The prompt of a task's space on a target (default: the space's own)."""
+def make_prompt(space: Space, target: Target | None = None, trained: Sequence[str] = ()) -> Prompt:
+    """The prompt of a task's space on a target (default: the space's own), for a checkpoint trained on the
+    hardware prompts `trained` (see hardware_tokens)."""
     task = space.task
     blocks = {b.name_hint: i for i, b in enumerate(blocks_of(task.func))}
     n = len(space.sketches)
-    tokens = [BOS, *hardware_tokens(target or space.target), *operator_tokens(task)]
+    tokens = [BOS, *hardware_tokens(target or space.target, trained), *operator_tokens(task)]
     tokens += ["sketches", *number_tokens(n), PROMPT_END]
     return Prompt(tokens, blocks, n, block_iterators(task.func))
 

@@ -79,7 +79,9 @@ def checkpoint_label(directory: str | Path, target=None) -> str:
         f = hardware_fields(hardware_prompt(target))
         cores = f.get("cores", 1)
         return f"{directory} (adapted by tlm adapt for cpu {f.get('cpu', '?')}, {cores} core{'s' * (cores != 1)})"
-    cpus = ", ".join(sorted({str(hardware_fields(h).get("cpu", "?")) for h in trained})) or "unknown hardware"
+    names = {str(hardware_fields(h).get("cpu", "?")) for h in trained}
+    cpus = ", ".join(sorted(names - {"cpu?"})) or "unknown hardware"
+    cpus += "; other CPUs by their vector width and caches" * ("cpu?" in names)
     shipped = directory.resolve() == default_checkpoint().resolve()
     name = "assets/tlm-small (shipped; " if shipped else f"{directory} ("
     return f"{name}trained on cpu {cpus})"

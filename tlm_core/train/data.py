@@ -29,6 +29,22 @@ def decision_example(ids: list[int], decision_mask: list[bool]) -> Example:
     return Example(ids, list(decision_mask))
 
 
+def hide_cpu_names(examples: list[Example], share: float, seed: int = 0) -> list[Example]:
+    """A `share` of the examples (seeded choice) with the prompt's CPU name written "cpu?": the model then
+    also learns each machine from its numbers alone (cores, vector width, caches), which is all it has for a
+    CPU it never learnt (hardware_tokens hides such a name at generation)."""
+    ids = token_ids()
+    cpu, hidden = ids["cpu"], ids["cpu?"]
+    rng = random.Random(seed)
+    out = []
+    for e in examples:
+        if cpu in e.ids and rng.random() < share:
+            i = e.ids.index(cpu) + 1
+            e = Example([*e.ids[:i], hidden, *e.ids[i + 1 :]], e.loss_mask)
+        out.append(e)
+    return out
+
+
 def batches(examples: list[Example], batch_size: int, rng: random.Random, max_len: int):
     """Endless shuffled batches: (input_ids, attention_mask, labels), right-padded to the batch's longest."""
     pad = token_ids()[PAD]
