@@ -15,8 +15,11 @@ from tvm import relax
 from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
+from tlm_core.compile import fast_math
 from tlm_core.compile.schedules import Schedule
 from tlm_core.partition import Partition
+
+fast_math.install()  # vectorizable exp and erf in every kernel this process builds
 
 
 @dataclass

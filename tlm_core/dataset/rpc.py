@@ -30,6 +30,7 @@ import numpy as np
 import tvm
 from tvm.target import Target
 
+from tlm_core.compile import fast_math
 from tlm_core.errors import last_line
 from tlm_core.measure.check import check_outputs
 from tlm_core.measure.inputs import index_bounds, output_indices, random_arguments
@@ -38,6 +39,8 @@ from tlm_core.measure.reference import load_outputs, reference_file, save_output
 from tlm_core.measure.result import MeasureResult
 from tlm_core.partition.task import Task
 from tlm_core.target import host_target
+
+fast_math.install()  # built as local measurements and models are
 
 
 def parse_rpc(spec: str) -> tuple[str, int, str]:

@@ -45,6 +45,9 @@ class Worker:
     def __init__(self, conn: Connection) -> None:
         import tvm  # imported here so the parent's "ready" wait covers it
 
+        from tlm_core.compile.fast_math import install
+
+        install()  # kernels measured here are built as the model's are (tlm_core.compile.build)
         self.tvm = tvm
         self.conn = conn
         self.arguments = _LRU()  # (task_id, seed, device) -> (host arrays, device tensors)
