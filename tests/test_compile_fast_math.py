@@ -39,3 +39,13 @@ def test_fast_functions_match_float64_and_call_no_libm(name):
     assert slow not in fast.inspect_source("ll")
     with exact():  # TVM's own lowering, for comparison
         assert slow in build(te_f).inspect_source("ll")
+
+
+def test_exact_math_in_the_environment_keeps_tvms_lowering():
+    import subprocess
+    import sys
+
+    code = "from tlm_core.compile import fast_math as f; f.install(); print(f._state['installed'])"
+    env = {**__import__("os").environ, "TLM_EXACT_MATH": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
