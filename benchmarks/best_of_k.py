@@ -10,22 +10,17 @@ benchmarks/results/best_of_k.json and .md.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.report import ms, write  # noqa: E402
+from benchmarks.report import write  # noqa: E402
 
 
 def model_rows(name: str, k: int, rounds: int) -> list[dict]:
-    import tvm
-    from tvm import relax
-
-    from benchmarks.models import load_paper_model
+    from benchmarks.models import load_paper_model, side_by_side
     from tlm_core.compile import compile_model
-    from tlm_core.compile.run import _flatten, compare_outputs
     from tlm_core.compile.schedules import schedules_for
     from tlm_core.generator import Generator
     from tlm_core.measure import Measurer
@@ -45,25 +40,15 @@ def model_rows(name: str, k: int, rounds: int) -> list[dict]:
     for label, flush in ((f"best-of-{k}, kernels timed warm", False), (f"best-of-{k}, caches flushed", True)):
         with Measurer(target, flush_cache=flush) as m:
             variants[label] = schedules_for("tlm", part, target, space_of, generator=gen, candidates=k, measurer=m)
-    dev = tvm.cpu()
-    inputs = model.random_inputs()
-    refs = model.reference(inputs)
-    args = [tvm.runtime.tensor(x, dev) for x in inputs]
-    rows, vms = [], {}
-    for label, schedules in variants.items():
-        vms[label] = relax.VirtualMachine(compile_model(part, schedules, target).executable, dev)
-        _, rel, ok = compare_outputs(_flatten(vms[label]["main"](*args)), refs)
-        rows.append({"model": name, "method": label, "max_rel_err": rel, "ok": bool(ok)})
-    times: dict[str, list[float]] = {label: [] for label in vms}
-    for _ in range(rounds):
-        for label, vm in vms.items():
-            times[label].append(vm.time_evaluator("main", dev, number=1, repeat=3)(*args).median)
+    executables = {label: compile_model(part, s, target).executable for label, s in variants.items()}
+    timed = side_by_side(model, executables, rounds)
     warm, flushed = (variants[label] for label in list(variants)[1:])
     same = sum(1 for t in part.tasks if str(warm[t.id].trace) == str(flushed[t.id].trace))
-    for row in rows:
-        row["latency_ms"] = ms(statistics.median(times[row["method"]]))
-        row["same_pick_warm_flushed"] = f"{same}/{len(part.tasks)}"
-        print(row, flush=True)
+    rows = []
+    for label, r in timed.items():
+        rows.append({"model": name, "method": label, "latency_ms": r["ms"], "max_rel_err": r["max_rel_err"],
+                     "ok": r["ok"], "same_pick_warm_flushed": f"{same}/{len(part.tasks)}"})  # fmt: skip
+        print(rows[-1], flush=True)
     return rows
 
 

@@ -67,13 +67,9 @@ def function_rows(rounds: int) -> list[dict]:
 
 
 def model_row(name: str, rounds: int) -> dict:
-    import tvm
-    from tvm import relax
-
-    from benchmarks.models import load_paper_model
+    from benchmarks.models import load_paper_model, side_by_side
     from tlm_core.compile import compile_model
     from tlm_core.compile.fast_math import exact
-    from tlm_core.compile.run import _flatten, compare_outputs
     from tlm_core.compile.schedules import schedules_for
     from tlm_core.partition import partition
     from tlm_core.space import SpaceBuilder
@@ -88,21 +84,10 @@ def model_row(name: str, rounds: int) -> dict:
     with exact():
         slow = compile_model(part, schedules, target)
     fast = compile_model(part, schedules, target)
-    dev = tvm.cpu()
-    inputs = model.random_inputs()
-    refs = model.reference(inputs)
-    args = [tvm.runtime.tensor(x, dev) for x in inputs]
+    timed = side_by_side(model, {"libm": slow.executable, "fast": fast.executable}, rounds)
     row: dict = {"model": name, "tasks": len(part.tasks)}
-    vms = {}
-    for label, compiled in (("libm", slow), ("fast", fast)):
-        vms[label] = relax.VirtualMachine(compiled.executable, dev)
-        _, rel, ok = compare_outputs(_flatten(vms[label]["main"](*args)), refs)
-        row[f"{label}_max_rel_err"], row[f"{label}_ok"] = rel, bool(ok)
-    times: dict[str, list[float]] = {"libm": [], "fast": []}
-    for _ in range(rounds):
-        for label, vm in vms.items():
-            times[label].append(vm.time_evaluator("main", dev, number=1, repeat=3)(*args).median)
-    row.update(libm_ms=ms(statistics.median(times["libm"])), fast_ms=ms(statistics.median(times["fast"])))
+    for label, r in timed.items():
+        row.update({f"{label}_max_rel_err": r["max_rel_err"], f"{label}_ok": r["ok"], f"{label}_ms": r["ms"]})
     row["speedup"] = row["libm_ms"] / row["fast_ms"]
     print(row, flush=True)
     return row

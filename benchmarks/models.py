@@ -194,6 +194,33 @@ def timed_run(model, compiled, inputs: list, repeat: int) -> dict:
     return row
 
 
+def side_by_side(model, executables: dict, rounds: int) -> dict[str, dict]:
+    """Executables of one model (label -> tvm.compile result): each checked against PyTorch on the model's random
+    inputs, then timed in alternating rounds (3 runs each; both see the same moments of a shared machine).
+    label -> {"max_rel_err", "ok", "ms" (median)}."""
+    import tvm
+    from tvm import relax
+
+    from tlm_core.compile.run import _flatten, compare_outputs
+
+    dev = tvm.cpu()
+    inputs = model.random_inputs()
+    refs = model.reference(inputs)
+    args = [tvm.runtime.tensor(x, dev) for x in inputs]
+    vms = {label: relax.VirtualMachine(exe, dev) for label, exe in executables.items()}
+    out: dict[str, dict] = {}
+    for label, vm in vms.items():
+        _, rel, ok = compare_outputs(_flatten(vm["main"](*args)), refs)
+        out[label] = {"max_rel_err": rel, "ok": bool(ok)}
+    times: dict[str, list[float]] = {label: [] for label in vms}
+    for _ in range(rounds):
+        for label, vm in vms.items():
+            times[label].append(vm.time_evaluator("main", dev, number=1, repeat=3)(*args).median)
+    for label in vms:
+        out[label]["ms"] = ms(statistics.median(times[label]))
+    return out
+
+
 def tvm_rows(name: str, methods: list[str], repeat: int, work: Path, rows_file: Path) -> None:
     """One model's TVM methods (in this process, after its PyTorch row): each row appended as it finishes."""
     import tempfile

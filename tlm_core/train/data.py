@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..language import PAD, encode_ids, token_ids
+from ..language import PAD, encode_ids, hide_cpu, token_ids, vocab_tokens
 
 IGNORE = -100  # labels transformers' loss skips
 
@@ -33,14 +33,12 @@ def hide_cpu_names(examples: list[Example], share: float, seed: int = 0) -> list
     """A `share` of the examples (seeded choice) with the prompt's CPU name written "cpu?": the model then
     also learns each machine from its numbers alone (cores, vector width, caches), which is all it has for a
     CPU it never learnt (hardware_tokens hides such a name at generation)."""
-    ids = token_ids()
-    cpu, hidden = ids["cpu"], ids["cpu?"]
+    tokens, cpu = vocab_tokens(), token_ids()["cpu"]
     rng = random.Random(seed)
     out = []
     for e in examples:
         if cpu in e.ids and rng.random() < share:
-            i = e.ids.index(cpu) + 1
-            e = Example([*e.ids[:i], hidden, *e.ids[i + 1 :]], e.loss_mask)
+            e = Example(encode_ids(hide_cpu([tokens[i] for i in e.ids])), e.loss_mask)
         out.append(e)
     return out
 
