@@ -7,7 +7,7 @@ from tlm_core.dataset.catalog import CatalogTask
 from tlm_core.model import new_model, preset, save_checkpoint, train_state
 from tlm_core.train import measured_examples
 from tlm_core.train.adapt import AdaptSettings
-from tlm_core.train.rounds import ROUNDS_FILE, choose_tasks, pack_rounds, round_rows, run_rounds
+from tlm_core.train.rounds import ROUNDS_FILE, choose_tasks, pack_rounds, round_rows, run_rounds, task_kind
 
 TINY = dict(minutes=0.05, steps=2, batch_size=2, samples=1, heuristic_k=2, mutations=1, again=1, min_train_s=5)
 
@@ -23,6 +23,17 @@ def test_choose_tasks_spreads_over_kinds_under_the_flop_cap():
     assert chosen == ["fused_matmul1", "fused_conv2d2", "softmax", "fused_matmul2"]
     assert {"fused_matmul3", "reshape"}.isdisjoint(t.id for t in choose_tasks(catalog, 9, max_gflop=1))
     assert [t.id for t in choose_tasks(catalog, 9, 1, exclude={"softmax"})].count("softmax") == 0
+
+
+def test_a_zoo_task_is_its_zoo_kind():
+    def ct(name, model):
+        return CatalogTask(name + model, name, [], 1e8, "", {model: 1})
+
+    grouped, dense = ct("fused_conv2d3_add_relu", "zoo-grouped-2"), ct("fused_conv2d1_add_relu", "resnet50-b1-224")
+    assert task_kind(grouped) == "fused_conv2d_add_relu zoo-grouped"
+    assert task_kind(dense) == "fused_conv2d_add_relu"
+    chosen = choose_tasks({t.id: t for t in (grouped, dense, ct("fused_conv2d9_add_relu", "resnet50-b1-96"))}, 2, 1)
+    assert grouped in chosen  # a kind of its own, not the third ResNet-like convolution
 
 
 def test_rounds_learn_from_the_last_round_and_resume(tmp_path, measurer, workload_spaces, space_builder):

@@ -33,6 +33,10 @@ def test_zoo_is_seeded_and_named():
     # rows a prime above 16 or 2-3 times one; 197 (ViT's tokens, in the test split) never drawn
     assert 197 not in rows and all(is_prime(r) or is_prime(r // 2) or is_prime(r // 3) for r in rows)
     assert {op[1] for op in odd} == {"dense", "matmul", "bmm", "bmm_ctx", "softmax", "sum"}
+    grouped = [op for p in range(KINDS["grouped"]) for op in zoo_ops("grouped", p)]
+    # groups of several channels each (neither dense nor depthwise), some dilated
+    assert all(1 < op[6] < op[1] and op[1] % op[6] == 0 == op[2] % op[6] for op in grouped)
+    assert any(op[7] == 2 for op in grouped)
 
 
 def test_topi_zoo_variants_are_single_te_operators_with_topis_layouts(tmp_path):

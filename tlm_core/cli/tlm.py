@@ -225,10 +225,13 @@ def cmd_rounds(args: argparse.Namespace) -> None:
     from tlm_core.train import teacher_examples
     from tlm_core.train.adapt import AdaptSettings
     from tlm_core.train.measured import catalog_tasks
-    from tlm_core.train.rounds import choose_tasks, pack_rounds, run_rounds
+    from tlm_core.train.rounds import choose_tasks, pack_rounds, run_rounds, variant_tasks
 
     log = _stderr_log(args)
-    chosen = choose_tasks(catalog_tasks(args.data), args.tasks, args.max_gflop, set(testing_task_ids()))
+    pool = catalog_tasks(args.data)
+    if args.models:
+        pool.update(variant_tasks(args.models, Path(args.work) / "catalog.jsonl", log))
+    chosen = choose_tasks(pool, args.tasks, args.max_gflop, set(testing_task_ids()))
     if not chosen:
         raise ValueError(f"no task of at most {args.max_gflop:g} GFLOP in the catalogues of {' '.join(args.data)}")
     tasks = []
@@ -408,6 +411,9 @@ def register(sub: argparse._SubParsersAction, add) -> None:
              model=False, example="tlm train rounds data/cpu-znver5 --replay assets/corpus/teacher-v16-"
              "emeraldrapids.jsonl.gz --work out/rounds --out data/cpu-rocketlake-rounds")  # fmt: skip
     sp.add_argument("data", nargs="+", help="data directories whose catalogues hold the training tasks")
+    sp.add_argument("--models", nargs="+", metavar="VARIANT",
+                    help="also the tasks of these training variants (e.g. zoo-grouped-0), catalogued in --work; "
+                    "only tasks a committed training corpus holds")  # fmt: skip
     sp.add_argument("--checkpoint", help="the first round's checkpoint (default: the shipped one)")
     sp.add_argument("--rounds", type=int, default=3)
     sp.add_argument("--minutes", type=float, default=18.0, help="per round: measuring, then fine-tuning")

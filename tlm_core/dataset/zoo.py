@@ -19,7 +19,7 @@ from typing import Any
 
 KINDS = {
     "conv": 90, "linear": 24, "bmm": 16, "softmax": 6, "norm": 6, "pool": 8, "eltwise": 4, "plain": 40, "folded": 40,
-    "small": 20, "widths": 40, "topi": 32, "rows": 48, "gemm": 16, "odd": 24,
+    "small": 20, "widths": 40, "topi": 32, "rows": 48, "gemm": 16, "odd": 24, "grouped": 16,
 }  # fmt: skip
 TE_KINDS = ("topi", "gemm", "odd")  # built with TE/TOPI directly (topi_tasks), not exported from PyTorch
 PER_PART = 8
@@ -39,6 +39,9 @@ _WIDE_DIM = [1024, 1280, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192]
 # BatchNorm folded into the convolution (deployed CNNs, ONNX exports), or a bare conv + activation (TOPI-built)
 _KERNELS = [1, 1, 3, 3, 5, 7]
 _FOLDED = ["bias", "bias+relu", "bias+relu", "bias+relu6", "bias+silu", "bare+relu"]
+# "grouped": convolutions whose groups hold several channels (ResNeXt, RegNet: 8-64 a group), some dilated;
+# the other kinds draw only dense (one group) and depthwise (one channel a group) convolutions
+_GROUP_WIDTH = [4, 8, 16, 24, 32, 48, 64]
 # "topi": mostly dense layers (the layout no other kind has), then TOPI's other single operators
 _TOPI = ["dense"] * 8 + ["depthwise"] * 3 + ["conv"] * 3 + ["matmul"] * 2 + ["bmm"] * 2 + ["pool", "softmax", "sum"]
 _EPILOGUES = ["none", "bias", "bias+relu", "bias+tanh"]
@@ -76,6 +79,8 @@ def _draw(kind: str, rng: random.Random) -> tuple:
         return _conv(rng, act)
     if kind == "folded":
         return _conv(rng, rng.choice(_FOLDED))
+    if kind == "grouped":
+        return _grouped(rng, act)
     if kind == "small":
         if rng.random() < 0.25:
             return ("linear", rng.choice([1, 2, 4, 8, 16, 32]), rng.choice(_SMALL_DIM), rng.choice(_SMALL_DIM), act)
@@ -128,6 +133,18 @@ def _conv(
         macs = cout * (hw // stride) ** 2 * k * k * (1 if depthwise else cin)
         if macs <= 4e8 and cin * hw * hw <= 8e5:
             return ("conv", cin, cout, hw, k, stride, depthwise, act)  # act "plain": no BN, no activation; see _FOLDED
+
+
+def _grouped(rng: random.Random, act: str) -> tuple:
+    while True:
+        width, k, stride, dilation = (rng.choice(_GROUP_WIDTH), rng.choice([3, 3, 3, 1, 5]), rng.choice([1, 1, 2]),
+                                      rng.choice([1, 1, 1, 2]))  # fmt: skip
+        groups = rng.choice([2, 3, 4, 6, 8, 12, 16, 32])
+        cin, hw = width * groups, rng.choice(_HW[:4])
+        cout = cin if rng.random() < 0.75 else cin * rng.choice([2, 4]) // 2
+        macs = cout * (hw // stride) ** 2 * k * k * width
+        if macs <= 4e8 and cin * hw * hw <= 8e5 and (k > 1 or dilation == 1):
+            return ("gconv", cin, cout, hw, k, stride, groups, dilation, act)
 
 
 def _topi(rng: random.Random) -> tuple:
@@ -277,6 +294,13 @@ def _Op(spec: tuple):  # noqa: N802 - builds a torch module class on first use (
                     self.body = nn.Sequential(conv, nn.BatchNorm2d(cout), _act(act))
                     self.body[1].running_mean.uniform_(-0.5, 0.5)
                     self.body[1].running_var.uniform_(0.5, 2.0)
+            elif kind == "gconv":
+                _, cin, cout, hw, k, stride, groups, dilation, act = spec
+                self.input_shape = (1, cin, hw, hw)
+                conv = nn.Conv2d(cin, cout, k, stride, dilation * (k // 2), dilation, groups, bias=False)
+                self.body = nn.Sequential(conv, nn.BatchNorm2d(cout), _act(act))
+                self.body[1].running_mean.uniform_(-0.5, 0.5)
+                self.body[1].running_var.uniform_(0.5, 2.0)
             elif kind == "linear":
                 _, rows, k, n, act = spec
                 self.input_shape = (rows, k)
@@ -307,7 +331,7 @@ def _Op(spec: tuple):  # noqa: N802 - builds a torch module class on first use (
 
         def forward(self, x):
             kind, last = self.spec[0], self.spec[-1]
-            if kind in ("conv", "linear"):
+            if kind in ("conv", "gconv", "linear"):
                 return self.body(x)
             if kind == "matmul":
                 return x @ self.other

@@ -31,13 +31,20 @@ ROUNDS_FILE = "rounds.json"
 ROUND_FILE = "round.json"
 
 
+def task_kind(task: CatalogTask) -> str:
+    """The fused name without its numbers, and for an operator zoo task its zoo kind ("zoo-grouped"): a grouped
+    convolution + BN + ReLU is named like ResNet-50's dense one."""
+    zoo = sorted(m.rsplit("-", 1)[0] for m in task.models if m.startswith("zoo-"))
+    return re.sub(r"(\D)\d+(?=_|$)", r"\1", task.name) + (f" {zoo[0]}" if zoo else "")
+
+
 def choose_tasks(catalog: dict[str, CatalogTask], n: int, max_gflop: float, exclude: set[str] = frozenset()) -> list:
     """n training tasks of 1 MFLOP to max_gflop GFLOP per call (below, data movement: little to learn), spread
-    over operator kinds (the fused name without its numbers): the heaviest (calls x FLOPs) of each in turn."""
+    over operator kinds (task_kind): the heaviest (calls x FLOPs) of each in turn."""
     kinds: dict[str, list[CatalogTask]] = {}
     for t in catalog.values():
         if t.id not in exclude and 1e6 <= t.flops <= max_gflop * 1e9:
-            kinds.setdefault(re.sub(r"(\D)\d+(?=_|$)", r"\1", t.name), []).append(t)
+            kinds.setdefault(task_kind(t), []).append(t)
     for group in kinds.values():
         group.sort(key=lambda t: -max(t.models.values()) * t.flops)
     order = sorted(kinds.values(), key=lambda g: -max(g[0].models.values()) * g[0].flops)
@@ -47,6 +54,21 @@ def choose_tasks(catalog: dict[str, CatalogTask], n: int, max_gflop: float, excl
             if group and len(chosen) < n:
                 chosen.append(group.pop(0))
     return chosen
+
+
+def variant_tasks(models: list[str], catalog: str | Path, log: Callable[[str], None] = print) -> dict:
+    """The tasks of training variants (tlm_core.dataset.variants_for: zoo parts, shape variants), catalogued in
+    `catalog` (built once, resumed), that a committed training corpus holds: corpora are written without the
+    validation and test tasks, so a task that is in one is a training task."""
+    from ..dataset import Catalog, variants_for
+    from ..dataset.splits import training_task_ids
+    from ..target import host_target
+
+    variants = variants_for(models)
+    cat = Catalog(catalog)
+    cat.ensure(variants, host_target(), log)
+    seen = training_task_ids()
+    return {t.id: t for t in cat.for_variants([v.name for v in variants]) if t.id in seen}
 
 
 def round_rows(folder: str | Path) -> list[dict]:
