@@ -69,3 +69,17 @@ def test_rounds_learn_from_the_last_round_and_resume(tmp_path, measurer, workloa
                                           log=lambda m: None)  # fmt: skip
     assert summary["tasks"] == 1 and len(examples) == 2
     assert list(summary["targets"]) == [f"llvm {space.target.attrs['mcpu']}"]
+
+
+def test_variant_tasks_are_only_tasks_a_training_corpus_holds(tmp_path, monkeypatch):
+    from tlm_core.dataset import splits
+    from tlm_core.train.rounds import variant_tasks
+
+    row = {"name": "pool", "ops": ["max_pool2d"], "flops": 1e6, "weight": 1, "workload": "{}"}
+    catalog = tmp_path / "work" / "catalog.jsonl"
+    catalog.parent.mkdir()
+    catalog.write_text(
+        json.dumps({"variant": "zoo-pool-0", "tasks": [{**row, "id": "seen"}, {**row, "id": "new"}]}) + "\n"
+    )
+    monkeypatch.setattr(splits, "training_task_ids", lambda: frozenset({"seen"}))
+    assert list(variant_tasks(["zoo-pool-0"], catalog, log=lambda _: None)) == ["seen"]  # catalogued: not rebuilt

@@ -65,6 +65,7 @@ def variant_tasks(models: list[str], catalog: str | Path, log: Callable[[str], N
     from ..target import host_target
 
     variants = variants_for(models)
+    Path(catalog).parent.mkdir(parents=True, exist_ok=True)
     cat = Catalog(catalog)
     cat.ensure(variants, host_target(), log)
     seen = training_task_ids()
