@@ -17,6 +17,7 @@ from tlm_core.model import (
     train_state,
 )
 from tlm_core.model.adapted import ADAPTED_ENV, hardware_prompt
+from tlm_core.model.learnt import load_learnt
 from tlm_core.program import apply_decisions
 from tlm_core.target import host_target
 from tlm_core.train.adapt import ROWS_FILE, AdaptSettings, adapt, program_key
@@ -77,6 +78,7 @@ def test_adapt_writes_a_checkpoint_for_this_hardware_and_resumes(tmp_path, cache
     state = train_state(out)
     assert hardware_prompt(target) in state["hardware"]
     assert state["adapted"]["hardware_key"] == hardware_key(target)
+    assert load_learnt(out)["prompts"] > 0  # what it learnt: its start's set and the measured tasks
     g = Generator.from_checkpoint(out).greedy(space)
     apply_decisions(space, g.sketch_index, g.decisions)
     assert default_checkpoint_for(target) == out  # generate / compile / the GUI pick it up on this hardware

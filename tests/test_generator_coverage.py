@@ -14,6 +14,7 @@ from tlm_core.model.learnt import (
     example_prompts,
     learnt_from_prompts,
     load_learnt,
+    merge_learnt,
     novelty,
     save_learnt,
 )
@@ -83,6 +84,12 @@ def test_learnt_set_round_trip_and_novelty(tmp_path):
     assert "loop 0 (S) of 197, a prime (it splits only as 1 x 197)" in prime
     assert novelty(task_signature(dense(197, 64, 64)), learnt_from_prompts([named, hidden])) == []
     assert novelty(task_signature(conv2d(c=16)), learnt) == []
+    # fine-tuned from a checkpoint: it still knows what its start learnt, widened by the new examples
+    wider = merge_learnt(learnt, learnt_from_prompts([operator_tokens(conv2d(c=64))], ["measured"]))
+    assert wider["prompts"] == 3 and wider["sources"] == ["a corpus", "measured"]
+    assert wider["kinds"]["conv2d SSSSRRR"]["nchw"]["extents"][1] == [16, 64]
+    assert learnt["kinds"]["conv2d SSSSRRR"]["nchw"]["extents"][1] == [16, 32]  # the start's set unchanged
+    assert merge_learnt(None, learnt) == learnt
     assert novelty(task_signature(conv2d(c=16)), None) == []  # no learnt set: nothing said
     (layout,) = novelty(task_signature(conv2d("NHWC", c=16)), learnt)
     assert "layout nhwc of conv2d (it learnt nchw)" in layout

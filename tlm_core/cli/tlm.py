@@ -173,7 +173,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
 def cmd_finetune(args: argparse.Namespace) -> None:
     import json
 
-    from tlm_core.model.learnt import example_prompts, learnt_from_prompts, save_learnt
+    from tlm_core.model.learnt import example_prompts, learnt_from_prompts, load_learnt, merge_learnt, save_learnt
     from tlm_core.train import finetune, measured_examples, teacher_examples
     from tlm_core.train.data import hide_cpu_names
 
@@ -201,7 +201,8 @@ def cmd_finetune(args: argparse.Namespace) -> None:
     if other:
         return
     (Path(args.out) / "finetune_data.json").write_text(json.dumps(summary, indent=1) + "\n")
-    save_learnt(args.out, learnt_from_prompts(example_prompts(examples), [*args.data, *(args.teacher or [])]))
+    learnt = learnt_from_prompts(example_prompts(examples), [*args.data, *(args.teacher or [])])
+    save_learnt(args.out, merge_learnt(load_learnt(args.init) if args.init else None, learnt))
     text = f"fine-tuned on {len(examples)} programs to step {info['step']}, loss {info['loss']:.4f}: {args.out}"
     emit(args, {**info, "data": summary}, text)
 

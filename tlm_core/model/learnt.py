@@ -36,23 +36,41 @@ def learnt_from_prompts(prompts: Iterable[list[str]], sources: list[str] | None 
         if sig is None:
             continue
         count += 1
-        entry = kinds.setdefault(sig.kind, {}).setdefault(
-            sig.layout, {"prompts": 0, "extents": [], "primes": [], "work": None}
-        )
-        entry["prompts"] += 1
-        ranges, primes = entry["extents"], entry["primes"]
-        for i, e in enumerate(sig.extents):
-            if i == len(ranges):
-                ranges.append(None)
-                primes.append(0)
-            if e is not None:
-                ranges[i] = [e, e] if ranges[i] is None else [min(ranges[i][0], e), max(ranges[i][1], e)]
-                if e > PRIME_MIN and is_prime(e):
-                    primes[i] = max(primes[i], e)
-        if sig.work is not None:
-            w = entry["work"]
-            entry["work"] = [sig.work, sig.work] if w is None else [min(w[0], sig.work), max(w[1], sig.work)]
+        primes = [e if e is not None and e > PRIME_MIN and is_prime(e) else 0 for e in sig.extents]
+        ranges = [None if e is None else [e, e] for e in sig.extents]
+        _widen(kinds, sig.kind, sig.layout, 1, ranges, primes, None if sig.work is None else [sig.work, sig.work])
     return {"version": 2, "prompts": count, "sources": sources or [], "kinds": kinds}
+
+
+def merge_learnt(base: dict | None, more: dict) -> dict:
+    """What a checkpoint fine-tuned from `base` has learnt: base's set and the new examples' together (a short
+    fine-tuning on a few hundred examples does not forget the corpus its start learnt)."""
+    if not base:
+        return more
+    kinds = json.loads(json.dumps(base["kinds"]))
+    for kind, layouts in more["kinds"].items():
+        for layout, e in layouts.items():
+            _widen(kinds, kind, layout, e["prompts"], e["extents"], e["primes"], e["work"])
+    sources = [*base["sources"], *more["sources"]]
+    return {"version": 2, "prompts": base["prompts"] + more["prompts"], "sources": sources, "kinds": kinds}
+
+
+def _widen(kinds: dict, kind: str, layout: str, prompts: int, ranges: list, primes: list[int], work) -> None:
+    """Widen a (kind, layout) entry by `prompts` prompts whose extents span `ranges` ([lo, hi] or None per
+    dimension), whose largest primes are `primes` and whose work spans `work`."""
+    entry = kinds.setdefault(kind, {}).setdefault(layout, {"prompts": 0, "extents": [], "primes": [], "work": None})
+    entry["prompts"] += prompts
+    have = entry["extents"]
+    for i, r in enumerate(ranges):
+        if i == len(have):
+            have.append(None)
+            entry["primes"].append(0)
+        if r is not None:
+            have[i] = list(r) if have[i] is None else [min(have[i][0], r[0]), max(have[i][1], r[1])]
+        entry["primes"][i] = max(entry["primes"][i], primes[i])
+    if work is not None:
+        w = entry["work"]
+        entry["work"] = list(work) if w is None else [min(w[0], work[0]), max(w[1], work[1])]
 
 
 def save_learnt(directory: str | Path, learnt: dict) -> Path:

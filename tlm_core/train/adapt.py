@@ -292,6 +292,7 @@ def adapt(
     from ..language import encode
     from ..model import default_checkpoint, load_checkpoint, save_checkpoint, train_state
     from ..model.adapted import hardware_key, hardware_prompt
+    from ..model.learnt import example_prompts, learnt_from_prompts, load_learnt, merge_learnt, save_learnt
     from ..space import SpaceBuilder
     from ..target import target_to_dict
     from .data import decision_example
@@ -373,6 +374,8 @@ def adapt(
     if tmp.exists():
         shutil.rmtree(tmp)
     save_checkpoint(model, tmp, extra=state)
+    learnt = learnt_from_prompts(example_prompts(examples), [f"measured on {hardware_key(target)}"])
+    save_learnt(tmp, merge_learnt(load_learnt(base), learnt))
     (tmp / SUMMARY_FILE).write_text(json.dumps(summary, indent=1) + "\n")
     if out.exists():
         shutil.rmtree(out)
