@@ -181,6 +181,14 @@ class Evaluation:
     def search_records(self) -> Path:
         return self.work / f"search-{self.search_trials}"
 
+    def searched(self, task) -> bool:
+        """Whether the kept search records hold this task (rows of older runs, or no search: not)."""
+        from tlm_core.records import RecordStore
+
+        return self.search_records().exists() and RecordStore(self.search_records()).tvm_database().has_workload(
+            task.mod
+        )
+
     def reuse_search(self, results: str, key: str) -> None:
         """Take the search rows (method `key`) and kept records of an earlier run (benchmarks/results/<results>.json
         and <results>-records/) instead of searching: 512 trials of 6 tasks cost this machine two hours, and the
@@ -215,7 +223,8 @@ class Evaluation:
         medians, a top-1 latency one median: measured side by side, that bias is gone. Search's program is the
         fastest of its `search_top` best records measured again first (its top record alone may be a lucky
         measurement), as the TLM's best-of-k is the fastest of its k. None when the search's records were not
-        kept (rows of older runs). The heuristic's program is its row's (rebuilt by the rules for older rows).
+        kept or the task was not searched (then without search). The heuristic's program is its row's (rebuilt by
+        the rules for older rows).
         extra (the test split): {"heuristic10": its row}; adds TVM default and the heuristic's best-of-k, and
         search only where it ran on this task."""
         from tlm_core.baselines.heuristic import heuristic_program
@@ -227,12 +236,9 @@ class Evaluation:
         if "programs" not in tlm_row or all(x is None for x in lat):
             return None
         searched = None
-        if self.search_records().exists():
+        if self.searched(task):
             db = RecordStore(self.search_records()).tvm_database()
-            if db.has_workload(task.mod):
-                searched = remeasured_best(db, task, self.measurer, search_top)
-        if searched is None and not extra:
-            return None  # the validation split's rows: always with search
+            searched = remeasured_best(db, task, self.measurer, search_top)
         programs = _top1_and_best(tlm_row)
         if cmp_row and "programs" in cmp_row and any(x is not None for x in cmp_row["latencies"]):
             programs |= {f"cmp_{role}": p for role, p in _top1_and_best(cmp_row).items()}
@@ -352,7 +358,7 @@ def main() -> None:
                     row = ev.search(task)
                 ev.add({**base, **row, "method": row_key})
             tlm_row, together = ev.done(task.id, keys["tlm"]), ev.done(task.id, keys["together"])
-            if together and task.id in searched and together.get("search") is None and test:
+            if together and together.get("search") is None and ev.searched(task):
                 together = None  # search ran after this side-by-side row: measure them all again with it
             if tlm_row and not together:
                 cmp_row = ev.done(task.id, keys["compare"]) if "compare" in keys else None

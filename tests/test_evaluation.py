@@ -1,5 +1,5 @@
 """benchmarks/evaluation.py --quick: one held-out task, every method, resumable, JSON + markdown written; the
-side-by-side re-measurement once a search's records are there."""
+side-by-side re-measurement, without search and again once a search's records are there."""
 
 import json
 import sys
@@ -38,7 +38,11 @@ def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
     rows = (work / "rows.jsonl").read_text()
     evaluation.main()
     assert (work / "rows.jsonl").read_text() == rows
-    assert "together" not in rows  # no search records: nothing to measure the TLM's programs beside
+    # side by side without search (no records): the TLM's, the other checkpoint's and the heuristic's programs
+    (first,) = [json.loads(x) for x in rows.splitlines() if "together" in x]
+    assert "search" not in first and all(first[r] > 0 for r in ("top1", "best", "cmp_top1", "cmp_best", "heuristic"))
+    doc = json.loads((tmp_path / "results" / "evaluation-quick.json").read_text())
+    assert doc["summary"]["geomean"]["together_cmp_top1_vs_heuristic"] > 0
 
     # together: a search's records, as Evaluation.search keeps them (here two: the heuristic's program, recorded
     # fastest, and a random one), and the next run measures each method's program again side by side
@@ -58,8 +62,8 @@ def test_evaluation_quick(tmp_path, monkeypatch, space_builder):
     store.append(task, trace, MeasureResult(ok=True, latency=1.0, latencies=[1.0]))
     other = random_program(space, rng=1).trace
     store.append(task, other, MeasureResult(ok=True, latency=2.0, latencies=[2.0]))
-    evaluation.main()
-    (row,) = [json.loads(x) for x in (work / "rows.jsonl").read_text().splitlines() if "together" in x]
+    evaluation.main()  # the side-by-side row lacks search, which now has records: measured again with it
+    _, row = [json.loads(x) for x in (work / "rows.jsonl").read_text().splitlines() if "together" in x]
     assert row["rounds"] == 3 and all(
         row[r] > 0 for r in ("top1", "best", "cmp_top1", "cmp_best", "heuristic", "search")
     )
