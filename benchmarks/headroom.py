@@ -78,7 +78,7 @@ def write(name: str, rows: list[dict], cfg: dict) -> None:
         f"search_vs_heuristic > 1: search's program is faster. Geometric mean over {len(ratios)} tasks: "
         + (f"{g:.2f}x" if g else "-")
         + ". own_N_ms: search's own best after N trials, own_ms after all (a minimum over its measurements, not "
-        "side by side).",
+        "side by side). trials below the budget: the search ran out of new programs to measure (a small space).",
         "Tasks: the clean test split's (tlm_core.dataset.splits), spread evenly, cheapest first; a run resumes "
         "from <work>/rows.jsonl.",
     ]
