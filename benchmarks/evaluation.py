@@ -181,13 +181,14 @@ class Evaluation:
     def search_records(self) -> Path:
         return self.work / f"search-{self.search_trials}"
 
-    def searched(self, task) -> bool:
-        """Whether the kept search records hold this task (rows of older runs, or no search: not)."""
+    def search_database(self, task):
+        """The kept search records as a TVM database, None unless they hold this task (older runs, no search)."""
         from tlm_core.records import RecordStore
 
-        return self.search_records().exists() and RecordStore(self.search_records()).tvm_database().has_workload(
-            task.mod
-        )
+        if not self.search_records().exists():
+            return None
+        db = RecordStore(self.search_records()).tvm_database()
+        return db if db.has_workload(task.mod) else None
 
     def reuse_search(self, results: str, key: str) -> None:
         """Take the search rows (method `key`) and kept records of an earlier run (benchmarks/results/<results>.json
@@ -230,15 +231,12 @@ class Evaluation:
         from tlm_core.baselines.heuristic import heuristic_program
         from tlm_core.compile.schedules import remeasured_best
         from tlm_core.program import apply_decisions
-        from tlm_core.records import RecordStore
 
         lat = tlm_row["latencies"]
         if "programs" not in tlm_row or all(x is None for x in lat):
             return None
-        searched = None
-        if self.searched(task):
-            db = RecordStore(self.search_records()).tvm_database()
-            searched = remeasured_best(db, task, self.measurer, search_top)
+        db = self.search_database(task)
+        searched = None if db is None else remeasured_best(db, task, self.measurer, search_top)
         programs = _top1_and_best(tlm_row)
         if cmp_row and "programs" in cmp_row and any(x is not None for x in cmp_row["latencies"]):
             programs |= {f"cmp_{role}": p for role, p in _top1_and_best(cmp_row).items()}
@@ -358,7 +356,7 @@ def main() -> None:
                     row = ev.search(task)
                 ev.add({**base, **row, "method": row_key})
             tlm_row, together = ev.done(task.id, keys["tlm"]), ev.done(task.id, keys["together"])
-            if together and together.get("search") is None and ev.searched(task):
+            if together and together.get("search") is None and ev.search_database(task) is not None:
                 together = None  # search ran after this side-by-side row: measure them all again with it
             if tlm_row and not together:
                 cmp_row = ev.done(task.id, keys["compare"]) if "compare" in keys else None

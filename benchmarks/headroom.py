@@ -4,7 +4,7 @@ heuristic's Top-1 program this design space allows on this CPU, found by long An
 Per task (--tasks of the test split, spread evenly, cheapest first): --trials trials of search on the task
 alone (records kept in <work>/search-<trials>/), then search's best (the fastest of its 5 best records measured
 again) and the heuristic's Top-1 measured side by side (--rounds rotated rounds, medians). Search's own best so
-far after 64, 128, ... trials says how the headroom grows with the budget.
+far after 64, 256, 512 and 1,024 trials says how the headroom grows with the budget.
 
     .venv/bin/python benchmarks/headroom.py                       # 10 test tasks, 2,000 trials each: hours
     .venv/bin/python benchmarks/headroom.py --limit 1             # one more task per run (resumable)
@@ -43,11 +43,10 @@ def headroom_row(ev: Evaluation, task, space, rounds: int) -> dict:
     """Search the task, then its best and the heuristic's Top-1 side by side."""
     from tlm_core.baselines.heuristic import heuristic_program
     from tlm_core.compile.schedules import remeasured_best
-    from tlm_core.records import RecordStore
 
     found = ev.search(task)
     mods = {"heuristic": heuristic_program(space).program.mod}
-    best = remeasured_best(RecordStore(ev.search_records()).tvm_database(), task, ev.measurer, 5)
+    best = remeasured_best(ev.search_database(task), task, ev.measurer, 5)
     if best.mod is not None:
         mods["search"] = best.mod
     together = ev.measurer.side_by_side(task, mods, rounds)
